@@ -1,0 +1,54 @@
+# The README's two commands. Each installs the Debian packages it needs (apt-get when root,
+# otherwise it prints the command), configures with CMake, builds and runs.
+#   make demo   the fountain demo: pooled vs spawn-and-destroy
+#   make test   every test: the cmocka suite (gcc, optimised) and again under ASan+UBSan (clang)
+
+BUILD     ?= build
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE     ?= cmake
+DEMO_ARGS ?=
+
+TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev
+DEMO_PKGS = cmake gcc g++ make pkg-config
+
+# Installs the packages named in $(1) that dpkg does not list as installed.
+define ensure_pkgs
+	@missing=""; for p in $(1); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    if [ ! -f $(BUILD)/.apt-updated ]; then apt-get update -qq && mkdir -p $(BUILD) && touch $(BUILD)/.apt-updated; fi; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+endef
+
+.PHONY: all demo test deps-test deps-demo clean
+
+all: test
+
+deps-test:
+	$(call ensure_pkgs,$(TEST_PKGS))
+
+deps-demo:
+	$(call ensure_pkgs,$(DEMO_PKGS))
+
+demo: deps-demo
+	$(CMAKE) -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/release -j $(JOBS) --target fountain
+	./$(BUILD)/release/examples/fountain $(DEMO_ARGS)
+
+test: deps-test
+	$(CMAKE) -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
+	$(CMAKE) --build $(BUILD)/release -j $(JOBS)
+	cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS)
+	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
+	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD)

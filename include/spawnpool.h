@@ -1,0 +1,363 @@
+/*
+    spawnpool.h -- object pools for C: build members once, hand them out, take them back.
+
+    A game that fires twenty bullets a second should not allocate and free twenty objects a
+    second. A spawnpool pool builds members once, hands them out with sp_acquire(), takes them
+    back with sp_release() and reuses them. Everything on the hot path is O(1), members never
+    move, and once a pool is warm it never calls the allocator again.
+
+    QUICK START
+    ===========
+        typedef struct bullet { float x, y, vx, vy; int damage; } bullet;
+
+        static void bullet_fire(void *item, const void *arg, void *user) {
+            const bullet *muzzle = (const bullet *)arg;
+            *(bullet *)item = *muzzle;               // every life starts here
+            (void)user;
+        }
+
+        sp_pool *bullets = sp_pool_create(&(sp_desc){
+            .name = "bullets",
+            .item_size = sizeof(bullet),
+            .initial = 32,                           // built at load, not on the first shot
+            .max = 64,                               // hard cap on live bullets
+            .overflow = SP_OVERFLOW_RECLAIM,         // full? recycle the oldest bullet
+            .on_acquire = bullet_fire,
+        });
+        bullet *b = (bullet *)sp_acquire_with(bullets, &muzzle);
+        sp_handle h = sp_handle_of(bullets, b);     // a reference that expires with this life
+        ...
+        sp_release(bullets, b);                     // b's life ends; h stops resolving
+        sp_pool_destroy(bullets);
+
+    HOOKS
+    =====
+    create      once per member, when it is built (its memory is zeroed first)
+    on_acquire  on every acquisition, with the caller's `arg`; prewarming is not an acquisition
+    on_release  on every release path: sp_release, sp_release_all, and a RECLAIM
+    dispose     once per built member when it is destroyed: sp_trim, sp_clear, sp_pool_destroy
+                (clear and destroy run dispose, not on_release, on members still leased)
+    A recycled member keeps its contents: only hooks reset it. A hook may acquire and release
+    members of any pool, its own included, except the member it is processing.
+
+    OVERFLOW POLICIES
+    =================
+    A pool grows one member at a time until `max` members are built. When it is saturated (no
+    free member, `max` reached):
+    SP_OVERFLOW_DROP     sp_acquire returns NULL and counts `dropped` (the default).
+    SP_OVERFLOW_RECLAIM  the lowest-`priority` leased member (the oldest acquisition when
+                         `priority` is NULL, or on ties) is released and handed straight back:
+                         on_release, then on_acquire, same pointer. Counts `reclaimed`.
+    SP_OVERFLOW_GROW     `max` is a soft budget: the pool builds past it, counts
+                         `grown_past_max` and logs a warning.
+    sp_acquire_force() reclaims where sp_acquire would drop, so it returns NULL only when the
+    allocator fails.
+
+    HANDLES
+    =======
+    A plain pointer to a released member still works: it points at whatever the pool hands out
+    next. An sp_handle expires with the life it was taken in: sp_resolve() returns the member
+    while that life lasts and NULL after (release, reclaim, clear, destroy), and NULL for a
+    handle from another pool. The 64 bits of sp_handle.id are
+
+        bits 63..36  life     (28 bits) counter of the slot's lives, never 0
+        bits 35..24  pool tag (12 bits) unique among pools alive at the same time
+        bits 23..0   slot     (24 bits) index of the member's slot in its pool
+
+    id 0 is the null handle. A slot whose life counter is exhausted is retired, never reused,
+    so a stale handle can never match by wrap-around. A pool holds at most 2^24 slots and at
+    most 4095 pools are alive at once.
+
+    MEMORY
+    ======
+    Memory is reserved a chunk (`chunk_items` members) at a time through `allocator` (default:
+    the C library) and returned by sp_trim / sp_clear / sp_pool_destroy. With `buffer` set, the
+    pool and everything it keeps live in that buffer and the allocator is never called;
+    sp_buffer_size() says how many bytes a given number of members needs.
+
+    ERROR REPORTING AND LOGGING
+    ===========================
+    Misuse the library survives (a double release, a foreign pointer, an invalid descriptor)
+    returns a result code or NULL, changes nothing and logs one line naming the pool through
+    `logger` (default: warnings and errors to stderr). Expected conditions, such as a full pool
+    under DROP, return NULL and count, silently.
+
+    THREADS
+    =======
+    A pool is used by one thread at a time. Different pools may be used by different threads.
+
+    See docs/design.md for the memory layout and complexity of every call.
+*/
+#ifndef SPAWNPOOL_H
+#define SPAWNPOOL_H
+
+#define SP_VERSION_MAJOR 0
+#define SP_VERSION_MINOR 1
+#define SP_VERSION_PATCH 0
+#define SP_VERSION "0.1.0"
+
+/* SP_API marks exported functions; define it yourself to override (=nothing, or the
+   visibility attribute when building the shared library). */
+#ifndef SP_API
+#  if defined(_WIN32) && defined(SP_SHARED) && defined(SP_BUILDING)
+#    define SP_API __declspec(dllexport)
+#  elif defined(_WIN32) && defined(SP_SHARED)
+#    define SP_API __declspec(dllimport)
+#  elif defined(__GNUC__) && defined(SP_BUILDING)
+#    define SP_API __attribute__((visibility("default")))
+#  else
+#    define SP_API
+#  endif
+#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+   Types
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct sp_pool sp_pool;         /* opaque; create with sp_pool_create */
+typedef struct sp_registry sp_registry; /* opaque; create with sp_registry_create */
+
+/* A reference to one life of one member; see HANDLES above for the bits. id 0 is null. */
+typedef struct sp_handle {
+    uint64_t id;
+} sp_handle;
+
+/* What a saturated pool does on acquire; see OVERFLOW POLICIES above. */
+typedef enum sp_overflow {
+    SP_OVERFLOW_DROP = 0,
+    SP_OVERFLOW_RECLAIM = 1,
+    SP_OVERFLOW_GROW = 2
+} sp_overflow;
+
+/* Result codes and their descriptions, in one table so the two never drift apart. */
+#define SP_RESULT_LIST(X)                                                                         \
+    X(SP_OK, 0, "ok")                                                                             \
+    X(SP_ERR_NOT_LEASED, 1, "member is not leased (double release?)")                             \
+    X(SP_ERR_FOREIGN, 2, "pointer is not the start of a member of this pool")                     \
+    X(SP_ERR_INVALID, 3, "invalid argument")                                                      \
+    X(SP_ERR_NOMEM, 4, "out of memory")
+
+#define SP__RESULT_ENUM(name, value, text) name = value,
+typedef enum sp_result { SP_RESULT_LIST(SP__RESULT_ENUM) SP_RESULT_COUNT } sp_result;
+#undef SP__RESULT_ENUM
+
+typedef enum sp_log_level {
+    SP_LOG_ERROR = 0,
+    SP_LOG_WARN = 1,
+    SP_LOG_INFO = 2
+} sp_log_level;
+
+/* Memory source for a pool's chunks and bookkeeping. Both functions or neither. `free` gets the
+   size that `alloc` was asked for. `alloc` returns NULL on failure; the pool then reports
+   SP_ERR_NOMEM / NULL and stays consistent. */
+typedef struct sp_allocator {
+    void *(*alloc)(size_t size, size_t align, void *user);
+    void (*free)(void *ptr, size_t size, void *user);
+    void *user;
+} sp_allocator;
+
+/* Where log lines go. `pool_name` is the pool's name ("" when it has none). */
+typedef struct sp_logger {
+    void (*log)(sp_log_level level, const char *pool_name, const char *message, void *user);
+    void *user;
+} sp_logger;
+
+typedef void (*sp_create_fn)(void *item, void *user);
+typedef void (*sp_acquire_fn)(void *item, const void *arg, void *user);
+typedef void (*sp_release_fn)(void *item, void *user);
+typedef void (*sp_dispose_fn)(void *item, void *user);
+typedef double (*sp_priority_fn)(const void *item, void *user);
+
+/* Everything a pool is made from. Zero means default: fill it with designated initializers. */
+typedef struct sp_desc {
+    const char *name;       /* for log lines and the registry; copied (="" ) */
+    size_t item_size;       /* bytes per member; required */
+    size_t item_align;      /* power of two (=0: natural for item_size, at most 16) */
+    size_t initial;         /* members built at creation (=0) */
+    size_t max;             /* most members built (=0: unbounded); mutable with sp_set_max */
+    sp_overflow overflow;   /* what a saturated pool does (=SP_OVERFLOW_DROP) */
+    size_t chunk_items;     /* members reserved per allocation (=256, or max when smaller) */
+    sp_create_fn create;    /* once per member when built */
+    sp_acquire_fn on_acquire; /* every acquisition */
+    sp_release_fn on_release; /* every release path */
+    sp_dispose_fn dispose;  /* once per member when destroyed */
+    sp_priority_fn priority; /* RECLAIM victim: the lowest value (=NULL: the oldest) */
+    void *user;             /* passed to every hook */
+    sp_allocator allocator; /* (=C library) */
+    sp_logger logger;       /* (=warnings and errors to stderr) */
+    void *buffer;           /* fixed-memory mode: everything lives here (=NULL) */
+    size_t buffer_size;     /* bytes at `buffer` */
+} sp_desc;
+
+/* Numbers for a debug overlay. */
+typedef struct sp_stats {
+    size_t size;           /* built members: leased + free */
+    size_t leased;         /* members handed out */
+    size_t free;           /* members ready to hand out */
+    size_t max;            /* current cap (0: unbounded) */
+    size_t peak_leased;    /* most members leased at once */
+    size_t bytes;          /* memory the pool holds, bookkeeping included */
+    uint64_t created;      /* create ran (members built) */
+    uint64_t disposed;     /* members destroyed */
+    uint64_t acquired;     /* acquisitions, reclaims included */
+    uint64_t released;     /* lives ended by a release path, reclaims included */
+    uint64_t reclaimed;    /* leased members taken back by RECLAIM / sp_acquire_force */
+    uint64_t dropped;      /* acquisitions refused by a saturated DROP pool */
+    uint64_t grown_past_max; /* members built past max under GROW */
+} sp_stats;
+
+/* ---------------------------------------------------------------------------------------------
+   Pool lifecycle
+   ------------------------------------------------------------------------------------------ */
+
+/* Creates a pool and builds desc->initial members.
+   @param desc  the description; copied, so it may live on the stack
+   @return the pool, or NULL (with a logged reason, nothing leaked) when desc is NULL or invalid
+           (item_size 0, alignment not a power of two, sizes that overflow, a buffer too small
+           for one member or for `initial`, GROW with a buffer, more than 4095 live pools) or
+           the allocator fails. O(initial). */
+SP_API sp_pool *sp_pool_create(const sp_desc *desc);
+
+/* Destroys every member (dispose runs once on each; leased ones are counted and logged as
+   leaked) and returns all memory. NULL is a no-op. O(size). */
+SP_API void sp_pool_destroy(sp_pool *pool);
+
+/* Builds up to n more free members, stopping at max. Not an acquisition: on_acquire does not
+   run. @return members built (fewer than n at max or on allocator failure). O(n). */
+SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
+
+/* Disposes free members until at most keep_free remain (the highest slots first, so that whole
+   chunks empty out) and returns every chunk with no built member to the allocator.
+   @return members disposed. O(size). */
+SP_API size_t sp_trim(sp_pool *pool, size_t keep_free);
+
+/* Destroys every member, leased or free: dispose runs on each (not on_release) and every life
+   ends. Chunks go back to the allocator; the pool stays usable. @return members disposed.
+   O(size). */
+SP_API size_t sp_clear(sp_pool *pool);
+
+/* Changes the cap (0: unbounded; clamped to a fixed buffer's capacity). Lowering it below the
+   current size disturbs no member: it only blocks growth. @return SP_ERR_INVALID for NULL. */
+SP_API sp_result sp_set_max(sp_pool *pool, size_t max);
+
+/* Bytes a fixed buffer needs to hold `members` members of desc (alignment slack included), or
+   0 when desc is invalid or the size overflows. */
+SP_API size_t sp_buffer_size(const sp_desc *desc, size_t members);
+
+/* The pool's name ("" when it has none, never NULL for a pool; NULL for NULL). */
+SP_API const char *sp_pool_name(const sp_pool *pool);
+
+/* ---------------------------------------------------------------------------------------------
+   Acquire / Release
+   ------------------------------------------------------------------------------------------ */
+
+/* Hands out a free member, building one if none is free and max allows; on a saturated pool
+   the overflow policy decides. on_acquire runs with arg NULL.
+   @return the member, or NULL when dropped, on allocator failure, or for a NULL pool. O(1)
+           (RECLAIM with a priority hook scans the leased members). */
+SP_API void *sp_acquire(sp_pool *pool);
+
+/* sp_acquire, passing arg to on_acquire. */
+SP_API void *sp_acquire_with(sp_pool *pool, const void *arg);
+
+/* Like sp_acquire_with, but reclaims where sp_acquire would drop (counting no drop).
+   @return NULL only on allocator failure (or a NULL pool). */
+SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
+
+/* Returns a member to its pool: on_release runs, the member's life ends (its handles stop
+   resolving) and it becomes free. NULL is a no-op returning SP_OK.
+   @return SP_ERR_NOT_LEASED for a member that is not leased (double release), SP_ERR_FOREIGN
+           for a pointer that is not the start of one of this pool's members; both change
+           nothing and log a warning naming the pool. O(1); never reads outside the pool. */
+SP_API sp_result sp_release(sp_pool *pool, void *item);
+
+/* Releases every leased member, oldest first. @return members released. O(leased). */
+SP_API size_t sp_release_all(sp_pool *pool);
+
+/* ---------------------------------------------------------------------------------------------
+   Handles
+   ------------------------------------------------------------------------------------------ */
+
+/* A handle to the current life of a leased member; the null handle for anything else. O(1). */
+SP_API sp_handle sp_handle_of(const sp_pool *pool, const void *item);
+
+/* The member while the handle's life lasts, NULL after (and for the null handle, a handle of
+   another pool, or a forged id). O(1). */
+SP_API void *sp_resolve(const sp_pool *pool, sp_handle handle);
+
+/* True when item is a member of pool that is currently leased. O(1). */
+SP_API bool sp_is_leased(const sp_pool *pool, const void *item);
+
+static inline bool sp_handle_is_null(sp_handle handle) { return handle.id == 0; }
+static inline sp_handle sp_handle_null(void) { sp_handle h = {0}; return h; }
+static inline bool sp_handle_eq(sp_handle a, sp_handle b) { return a.id == b.id; }
+
+/* ---------------------------------------------------------------------------------------------
+   Iteration
+   ------------------------------------------------------------------------------------------ */
+
+/* The leased member acquired longest ago, or NULL. O(1). */
+SP_API void *sp_first(const sp_pool *pool);
+
+/* The leased member acquired after item, or NULL at the end (or when item is not leased).
+   Releasing item after taking its next is safe:
+       for (void *it = sp_first(p), *nx; it; it = nx) { nx = sp_next(p, it); ... } */
+SP_API void *sp_next(const sp_pool *pool, const void *item);
+
+/* ---------------------------------------------------------------------------------------------
+   Stats
+   ------------------------------------------------------------------------------------------ */
+
+/* Fills *out (zeroes it for a NULL pool). O(1). */
+SP_API void sp_stats_get(const sp_pool *pool, sp_stats *out);
+
+/* A short description of a result code ("unknown result" for values outside the enum). */
+SP_API const char *sp_result_str(sp_result result);
+
+/* ---------------------------------------------------------------------------------------------
+   Registry: named pools that a scene owns
+   ------------------------------------------------------------------------------------------ */
+
+/* An empty registry, or NULL when out of memory. */
+SP_API sp_registry *sp_registry_create(void);
+
+/* Destroys every pool in the registry (leaks are logged per pool), then the registry. */
+SP_API void sp_registry_destroy(sp_registry *reg);
+
+/* Creates a pool from desc and adds it under name; the desc's name defaults to name.
+   @return the pool, or NULL for a duplicate or empty name, an invalid desc or no memory. */
+SP_API sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc);
+
+/* Destroys the pool registered under name. @return SP_ERR_INVALID for an unknown name. */
+SP_API sp_result sp_registry_remove(sp_registry *reg, const char *name);
+
+/* The pool registered under name, or NULL. O(pools). */
+SP_API sp_pool *sp_registry_get(const sp_registry *reg, const char *name);
+
+/* Number of pools, and the i-th (in order of addition; NULL past the end), for overlays. */
+SP_API size_t sp_registry_count(const sp_registry *reg);
+SP_API sp_pool *sp_registry_pool_at(const sp_registry *reg, size_t index);
+
+/* sp_acquire_with on the pool registered under name; NULL for an unknown name. */
+SP_API void *sp_spawn(sp_registry *reg, const char *name, const void *arg);
+
+/* The pool that item is a built member of, or NULL for anything else. O(log chunks). */
+SP_API sp_pool *sp_registry_owner(const sp_registry *reg, const void *item);
+
+/* Sends item back to its own pool, whichever it is (what destroy() on a pooled entity does).
+   @return sp_release's result, or SP_ERR_FOREIGN for a pointer no pool owns. */
+SP_API sp_result sp_registry_release(sp_registry *reg, void *item);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SPAWNPOOL_H */
