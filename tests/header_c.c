@@ -1,6 +1,7 @@
 /* Compiles the public header as plain C (built as C99 and C11) and makes one round trip through
    the library, so a missing symbol or a C99-incompatible construct fails the build. */
 #include <spawnpool.h>
+#include <spawnpool_dense.h>
 
 #include <stdio.h>
 
@@ -14,6 +15,13 @@ int main(void) {
     int ok = item != NULL && sp_resolve(pool, handle) == item && sp_release(pool, item) == SP_OK &&
              sp_resolve(pool, handle) == NULL;
     sp_pool_destroy(pool);
+    sp_dense_desc ddesc = {0};
+    ddesc.item_size = sizeof(double);
+    sp_dense *dense = sp_dense_create(&ddesc);
+    sp_handle dh = sp_dense_add_handle(dense, NULL);
+    ok = ok && sp_dense_resolve(dense, dh) == sp_dense_data(dense) &&
+         sp_dense_remove_handle(dense, dh) == SP_OK && sp_dense_count(dense) == 0;
+    sp_dense_destroy(dense);
     if (!ok) {
         fprintf(stderr, "header round trip failed\n");
         return 1;

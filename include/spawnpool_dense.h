@@ -1,0 +1,246 @@
+/*
+    spawnpool_dense.h -- a packed array of small structs, for particle systems and the like.
+
+    An sp_pool never moves its members, so a loop over them follows the pool's order, not memory.
+    When a frame touches every element (100k particles integrated, tested and drawn), memory
+    order is what counts: an sp_dense keeps its live elements packed at the front of one array,
+    so iteration is a plain `for` loop over contiguous memory. Add appends, remove swaps the last
+    element into the hole, both O(1). Because elements move, references that must outlive a frame
+    are handles, which an index table keeps valid across moves.
+
+    QUICK START
+    ===========
+        #include <spawnpool_dense.h>
+
+        typedef struct spark { float x, y, vx, vy, life; } spark;
+
+        sp_dense *sparks = sp_dense_create(&(sp_dense_desc){
+            .name = "sparks",
+            .item_size = sizeof(spark),
+            .initial = 4096,                         // capacity reserved at load
+            .max = 100000,                           // hard cap on live sparks
+            .overflow = SP_OVERFLOW_RECLAIM,         // full? the oldest spark makes room
+        });
+        sp_dense_add(sparks, &(spark){.x = 10, .y = 20, .life = 2.0f});
+
+        spark *s = (spark *)sp_dense_data(sparks);   // every frame:
+        for (size_t i = 0; i < sp_dense_count(sparks); ) {
+            s[i].life -= dt;
+            if (s[i].life <= 0) sp_dense_remove_at(sparks, i);   // the last one moved to i:
+            else i++;                                             // look at i again
+        }
+        sp_dense_destroy(sparks);
+
+    POINTERS, INDICES AND HANDLES
+    =============================
+    pointer  `sp_dense_data(d) + i`, valid until the next add, remove, clear or growth. Adding
+             may grow the array, which moves every element: element pointers are NOT stable.
+    index    position in the packed array, 0..count-1. Removing element i moves the last
+             element to i (on_move tells you); growth keeps indices.
+    handle   an sp_handle naming one element for as long as it lives, wherever it moves:
+             sp_dense_resolve() returns its current address, NULL once it was removed. Same
+             conventions as sp_pool's handles (see HANDLES in spawnpool.h): id 0 is null, 64 bits
+             = life (28) | tag (12) | slot (24), and a slot whose life counter is exhausted is
+             retired, never reused, so a stale handle never matches by wrap-around. Tags are
+             unique among dense pools alive at the same time (their tag space is separate from
+             sp_pool's: do not resolve an sp_pool handle in a dense pool).
+
+    The index table behind handles: every element owns a slot. slot -> (dense index, life,
+    prev/next in order of addition); dense index -> slot (a back-pointer, so a swap-remove can
+    fix the moved element's slot in O(1)). A dense pool holds at most 2^24 elements.
+
+    ON_MOVE
+    =======
+    on_move(item, from, to, user) runs after a remove moved the element at index `from` into the
+    hole at index `to` (< from); `item` is its new address. Use it to update indices you keep
+    elsewhere (a spatial grid, a GPU buffer). It is not called when growth relocates the array:
+    indices do not change then. The hook must not add or remove elements of the same pool.
+
+    CAPACITY AND OVERFLOW
+    =====================
+    Growing mode (no buffer): the array starts with `initial` places and grows by `chunk_items`
+    (=0: doubles, at least 64) until `max` (=0: 2^24). Fixed mode (`buffer` set): the pool and
+    everything it keeps live in the caller's buffer, its capacity is what fits (see
+    sp_dense_buffer_size) and the allocator is never called. When an add finds the pool full:
+    SP_OVERFLOW_DROP     sp_dense_add returns NULL and counts `dropped` (the default).
+    SP_OVERFLOW_RECLAIM  the oldest element (earliest added) is removed, its handles die, and the
+                         new element takes its place: same index, no on_move. Counts `reclaimed`.
+    SP_OVERFLOW_GROW     `max` is a soft budget: the array grows past it, counts `grown_past_max`
+                         and logs a warning once per growth (not with a buffer).
+    An allocator failure is not "full": the add returns NULL, logs an error and changes nothing.
+
+    ERRORS AND LOGGING
+    ==================
+    As for sp_pool: misuse the library survives (a NULL pool, an invalid descriptor, a stale
+    handle passed to remove, a pointer that is not an element) returns NULL or an sp_result,
+    changes nothing and logs one line naming the pool through the desc's `logger` (default:
+    warnings and errors to stderr). A full pool under DROP is not an error: NULL and a counter.
+    Lookups (resolve, handle_at, index_of) are silent: they answer NULL / null / SIZE_MAX.
+
+    STATS
+    =====
+    sp_dense_stats_get fills the sp_stats of spawnpool.h: size = capacity (element places
+    reserved), leased = count, free = capacity - count, max, peak_leased, bytes (bookkeeping
+    included), created = places reserved over the pool's life (it stops moving once the array
+    stops growing), disposed = 0 (places are never given back before destroy), acquired =
+    adds (reclaims included), released = elements removed (remove, clear, reclaim), reclaimed, dropped,
+    grown_past_max.
+
+    THREADS
+    =======
+    A dense pool is used by one thread at a time; different pools by different threads.
+
+    See docs/dense.md for when to use sp_dense instead of sp_pool.
+*/
+#ifndef SPAWNPOOL_DENSE_H
+#define SPAWNPOOL_DENSE_H
+
+#include "spawnpool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+   Types
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct sp_dense sp_dense; /* opaque; create with sp_dense_create */
+
+/* Called after a remove moved the element at index `from` to index `to`; item is its new
+   address. See ON_MOVE above. */
+typedef void (*sp_dense_move_fn)(void *item, size_t from, size_t to, void *user);
+
+/* Everything a dense pool is made from. Zero means default: fill it with designated
+   initializers. */
+typedef struct sp_dense_desc {
+    const char *name;         /* for log lines; copied (="") */
+    size_t item_size;         /* bytes per element; required */
+    size_t item_align;        /* power of two (=0: natural for item_size, at most 16) */
+    size_t initial;           /* places reserved at creation, growing mode (=0) */
+    size_t max;               /* most live elements (=0: 2^24, or what the buffer holds) */
+    size_t chunk_items;       /* places added per growth (=0: capacity doubles, at least 64) */
+    sp_overflow overflow;     /* what a full pool does on add (=SP_OVERFLOW_DROP) */
+    sp_dense_move_fn on_move; /* after a remove moved an element (=NULL) */
+    void *user;               /* passed to on_move */
+    sp_allocator allocator;   /* (=C library) */
+    sp_logger logger;         /* (=warnings and errors to stderr) */
+    void *buffer;             /* fixed-memory mode: everything lives here (=NULL) */
+    size_t buffer_size;       /* bytes at `buffer` */
+} sp_dense_desc;
+
+/* ---------------------------------------------------------------------------------------------
+   Lifecycle
+   ------------------------------------------------------------------------------------------ */
+
+/* Creates an empty dense pool and reserves desc->initial places (growing mode) or lays itself
+   out in desc->buffer (fixed mode).
+   @param desc  the description; copied, so it may live on the stack
+   @return the pool, or NULL (one logged line, nothing leaked) when desc is NULL or invalid
+           (item_size 0, alignment not a power of two, max above 2^24, initial above max, sizes
+           that overflow, only one of allocator alloc/free, a buffer too small for one element
+           or for `initial`, GROW with a buffer, more than 4095 live dense pools) or the
+           allocator fails. O(initial) for the reservation, no per-element work. */
+SP_API sp_dense *sp_dense_create(const sp_dense_desc *desc);
+
+/* Returns all memory (nothing in fixed mode). Elements are plain bytes: nothing runs on them.
+   NULL is a no-op. O(1) plus the allocator's frees. */
+SP_API void sp_dense_destroy(sp_dense *d);
+
+/* Removes every element: each life ends (handles stop resolving), on_move does not run, the
+   capacity stays. @return elements removed (0 for NULL). O(count). */
+SP_API size_t sp_dense_clear(sp_dense *d);
+
+/* Grows the capacity to at least n places now (clamped to max), so later adds do not allocate:
+   the dense counterpart of sp_prewarm. @return the capacity afterwards (less than n when max,
+   a fixed buffer or the allocator stopped it; 0 for NULL). O(capacity) when it grows. */
+SP_API size_t sp_dense_reserve(sp_dense *d, size_t n);
+
+/* Bytes a fixed buffer needs to hold n elements of desc (alignment slack and the name copy
+   included), or 0 when desc is invalid, n is 0 or above 2^24, or the size overflows. O(1). */
+SP_API size_t sp_dense_buffer_size(const sp_dense_desc *desc, size_t n);
+
+/* The pool's name ("" when it has none; NULL for NULL). */
+SP_API const char *sp_dense_name(const sp_dense *d);
+
+/* ---------------------------------------------------------------------------------------------
+   Add / Remove
+   ------------------------------------------------------------------------------------------ */
+
+/* Appends an element: a copy of item_size bytes at init, or zeroes when init is NULL. A full
+   pool follows its overflow policy (see CAPACITY AND OVERFLOW).
+   @return the element's address (valid until the next add, remove, clear or growth), or NULL
+           when dropped, on allocator failure (logged) or for a NULL pool (logged). O(1),
+           amortized O(1) when it grows by doubling. */
+SP_API void *sp_dense_add(sp_dense *d, const void *init);
+
+/* sp_dense_add returning a handle to the new element (the null handle where sp_dense_add
+   returns NULL). O(1). */
+SP_API sp_handle sp_dense_add_handle(sp_dense *d, const void *init);
+
+/* Removes the element at index: its life ends, and the last element moves into the hole
+   (on_move runs) unless index was the last.
+   @return SP_ERR_INVALID (logged, nothing changed) for a NULL pool or index >= count. O(1). */
+SP_API sp_result sp_dense_remove_at(sp_dense *d, size_t index);
+
+/* Removes the element that starts at item (an address inside sp_dense_data). A pointer names a
+   position, not an element: after a remove the same address holds the moved element, so
+   removing through a kept pointer twice removes two elements. Use handles for identity.
+   NULL is a no-op returning SP_OK.
+   @return SP_ERR_FOREIGN for an address that is not the start of a place of this pool,
+           SP_ERR_NOT_LEASED for a place past count; both logged, nothing changed. O(1). */
+SP_API sp_result sp_dense_remove(sp_dense *d, void *item);
+
+/* Removes the element the handle names, wherever it moved. The null handle is a no-op
+   returning SP_OK.
+   @return SP_ERR_NOT_LEASED for a handle whose life ended (double remove), SP_ERR_FOREIGN for
+           a handle of another pool or a forged id; both logged, nothing changed. O(1). */
+SP_API sp_result sp_dense_remove_handle(sp_dense *d, sp_handle handle);
+
+/* ---------------------------------------------------------------------------------------------
+   Iteration and lookup
+   ------------------------------------------------------------------------------------------ */
+
+/* The packed array: count elements of item_size bytes (stride = item_size rounded up to the
+   alignment) at the returned address. NULL while nothing was ever reserved, or for NULL. The
+   address changes when the array grows. O(1). */
+SP_API void *sp_dense_data(const sp_dense *d);
+
+/* Live elements (0 for NULL). O(1). */
+SP_API size_t sp_dense_count(const sp_dense *d);
+
+/* Element places reserved (0 for NULL). O(1). */
+SP_API size_t sp_dense_capacity(const sp_dense *d);
+
+/* Bytes from one element to the next in sp_dense_data (0 for NULL). O(1). */
+SP_API size_t sp_dense_stride(const sp_dense *d);
+
+/* The address of the element at index, or NULL when index >= count. O(1). */
+SP_API void *sp_dense_at(const sp_dense *d, size_t index);
+
+/* The index of the element that starts at item, or SIZE_MAX when item is not the start of a
+   live element of this pool. O(1). */
+SP_API size_t sp_dense_index_of(const sp_dense *d, const void *item);
+
+/* A handle to the element at index, the null handle when index >= count. O(1). */
+SP_API sp_handle sp_dense_handle_at(const sp_dense *d, size_t index);
+
+/* The element's current address while the handle's life lasts; NULL after it was removed,
+   reclaimed or cleared, and for the null handle, another pool's handle or a forged id. O(1). */
+SP_API void *sp_dense_resolve(const sp_dense *d, sp_handle handle);
+
+/* The element's current index while the handle's life lasts, SIZE_MAX otherwise. O(1). */
+SP_API size_t sp_dense_resolve_index(const sp_dense *d, sp_handle handle);
+
+/* ---------------------------------------------------------------------------------------------
+   Stats
+   ------------------------------------------------------------------------------------------ */
+
+/* Fills *out as described under STATS above (zeroes it for a NULL pool). O(1). */
+SP_API void sp_dense_stats_get(const sp_dense *d, sp_stats *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SPAWNPOOL_DENSE_H */

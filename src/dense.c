@@ -1,0 +1,803 @@
+/* sp_dense: a packed array of small structs whose handles survive swap-removes.
+
+   Three arrays, all sized to the capacity (growing mode: two allocations, the items with their
+   back-pointers in one block and the slot table in another; fixed mode: everything carved out
+   of the caller's buffer, the pool header included):
+
+     items[i]   the elements, packed: 0..count-1 are live
+     back[i]    the slot that owns items[i], so a swap-remove can repoint the moved element's
+                slot in O(1)
+     slots[s]   {index, life, prev, next}: where slot s's element is now (SP_DENSE_NONE when the
+                slot is free), the life its handles must carry, and the links of a doubly linked
+                list over live slots in order of addition (for RECLAIM-oldest), or of the free
+                list (`next` only)
+
+   A slot's `life` is the current life while it is live and the next life to issue while it is
+   free, so every life ever issued is <= life: that lets a remove tell a stale handle (an older
+   life) from a forged one (a life never issued). A slot whose life counter reaches
+   SP_DENSE_LIFE_MAX is retired instead of wrapping: it leaves the free list for good.
+
+   This file is independent of src/pool.c on purpose: sp_dense shares spawnpool.h's types and
+   conventions, not its implementation, so it has its own tag space and its own logging. */
+#include "spawnpool_dense.h"
+
+#include <assert.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SP_ASSERT
+#  define SP_ASSERT(c) assert(c)
+#endif
+
+#define SP_DENSE_SLOT_BITS 24
+#define SP_DENSE_TAG_BITS 12
+#define SP_DENSE_LIFE_BITS 28
+#define SP_DENSE_MAX_ITEMS ((size_t)1 << SP_DENSE_SLOT_BITS)
+#define SP_DENSE_LIFE_MAX ((uint32_t)((1u << SP_DENSE_LIFE_BITS) - 1u))
+#define SP_DENSE_LIFE_RETIRED (SP_DENSE_LIFE_MAX + 1u) /* above every life a handle can carry */
+#define SP_DENSE_TAGS ((uint32_t)1 << SP_DENSE_TAG_BITS)
+#define SP_DENSE_NONE UINT32_MAX
+#define SP_DENSE_NAME_MAX 255u    /* longer names are truncated: bounds sp_dense_buffer_size */
+#define SP_DENSE_MIN_GROWTH 64u   /* first reservation when chunk_items is 0 */
+
+typedef struct sp_dense_slot {
+    uint32_t index; /* position in items, SP_DENSE_NONE when free or retired */
+    uint32_t life;  /* live: current life; free: next life; retired: SP_DENSE_LIFE_RETIRED */
+    uint32_t prev;  /* order of addition (live) */
+    uint32_t next;  /* order of addition (live) or the free list (free) */
+} sp_dense_slot;
+
+struct sp_dense {
+    unsigned char *items;
+    uint32_t *back;
+    sp_dense_slot *slots;
+    size_t count;
+    size_t cap;          /* element places in items/back */
+    size_t limit;        /* live elements before the overflow policy applies */
+    size_t max;          /* as given (0: unbounded), for stats */
+    size_t stride;
+    size_t item_size;
+    size_t align;
+    size_t chunk_items;
+    size_t slot_cap;     /* entries in slots */
+    size_t slot_used;    /* slots ever handed out: slots[slot_used..] were never used */
+    size_t retired;
+    uint32_t free_slot;  /* head of the free list */
+    uint32_t oldest;     /* head of the order list */
+    uint32_t newest;     /* tail of the order list */
+    uint32_t tag;
+    sp_overflow overflow;
+    sp_dense_move_fn on_move;
+    void *user;
+    sp_allocator allocator;
+    sp_logger logger;
+    bool fixed;
+    size_t self_bytes;   /* this header and the name (fixed mode: the whole layout) */
+    size_t items_bytes;  /* growing mode: the items+back block */
+    size_t slots_bytes;  /* growing mode: the slot table */
+    size_t peak;
+    uint64_t created, disposed, acquired, released, reclaimed, dropped, grown_past_max;
+    char name[];         /* copied from the desc, NUL-terminated */
+};
+
+/* ---------------------------------------------------------------------------------------------
+   Tags: one per live dense pool, so a handle from another dense pool does not resolve. Pools may
+   be created on different threads, hence the atomics. A rotating cursor avoids handing a
+   just-freed tag straight back, which makes a destroyed pool's handles unlikely to match its
+   successor's even before the slot and life checks.
+   ------------------------------------------------------------------------------------------ */
+
+static _Atomic uint64_t dense_tag_bits[SP_DENSE_TAGS / 64];
+static _Atomic uint32_t dense_tag_cursor;
+
+static uint32_t dense_tag_acquire(void) {
+    uint32_t start = atomic_fetch_add(&dense_tag_cursor, 1u);
+    for (uint32_t k = 0; k < SP_DENSE_TAGS; k++) {
+        uint32_t tag = (start + k) % SP_DENSE_TAGS;
+        if (tag == 0) continue; /* tag 0 is never used, like sp_pool's */
+        uint64_t bit = (uint64_t)1 << (tag % 64);
+        uint64_t old = atomic_fetch_or(&dense_tag_bits[tag / 64], bit);
+        if ((old & bit) == 0) return tag;
+    }
+    return 0;
+}
+
+static void dense_tag_release(uint32_t tag) {
+    atomic_fetch_and(&dense_tag_bits[tag / 64], ~((uint64_t)1 << (tag % 64)));
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Logging and the default allocator
+   ------------------------------------------------------------------------------------------ */
+
+static void dense_default_log(sp_log_level level, const char *pool_name, const char *message,
+                              void *user) {
+    (void)user;
+    if (level == SP_LOG_INFO) return;
+    fprintf(stderr, "spawnpool: %s: dense pool '%s': %s\n",
+            level == SP_LOG_ERROR ? "error" : "warning", pool_name, message);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void dense_log_to(const sp_logger *logger, const char *name, sp_log_level level,
+                         const char *fmt, ...) {
+    char message[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (logger && logger->log) logger->log(level, name ? name : "", message, logger->user);
+    else dense_default_log(level, name ? name : "", message, NULL);
+}
+
+#define dense_log(d, level, ...) dense_log_to(&(d)->logger, (d)->name, level, __VA_ARGS__)
+
+static void *dense_default_alloc(size_t size, size_t align, void *user) {
+    (void)user;
+    if (align <= _Alignof(max_align_t)) return malloc(size ? size : 1);
+    /* aligned_alloc wants a size that is a multiple of the alignment */
+    size_t rounded = (size + align - 1) & ~(align - 1);
+    return aligned_alloc(align, rounded ? rounded : align);
+}
+
+static void dense_default_free(void *ptr, size_t size, void *user) {
+    (void)size;
+    (void)user;
+    free(ptr);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Sizes and layout
+   ------------------------------------------------------------------------------------------ */
+
+static size_t dense_align_up(size_t n, size_t align) { return (n + align - 1) & ~(align - 1); }
+
+static bool dense_is_pow2(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+static size_t dense_name_len(const char *name) {
+    if (!name) return 0;
+    size_t n = strlen(name);
+    return n > SP_DENSE_NAME_MAX ? SP_DENSE_NAME_MAX : n;
+}
+
+/* What a validated descriptor boils down to. */
+typedef struct dense_shape {
+    size_t item_size, align, stride, name_len, max;
+} dense_shape;
+
+/* Checks the parts of a descriptor that do not depend on a buffer. On failure *why says what
+   is wrong, for the log line. */
+static bool dense_shape_of(const sp_dense_desc *desc, dense_shape *out, const char **why) {
+    if (desc->item_size == 0) { *why = "item_size is 0"; return false; }
+    size_t align = desc->item_align;
+    if (align == 0) {
+        align = desc->item_size & (~desc->item_size + 1); /* lowest set bit: natural alignment */
+        if (align > 16) align = 16;
+    }
+    if (!dense_is_pow2(align)) { *why = "item_align is not a power of two"; return false; }
+    /* Keeping stride * 2^24 far from SIZE_MAX makes every later size sum overflow-free. */
+    if (desc->item_size > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2)) ||
+        align > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
+        *why = "item_size or item_align too large (sizes overflow)";
+        return false;
+    }
+    if (desc->max > SP_DENSE_MAX_ITEMS) { *why = "max is above 2^24"; return false; }
+    out->item_size = desc->item_size;
+    out->align = align;
+    out->stride = dense_align_up(desc->item_size, align);
+    out->name_len = dense_name_len(desc->name);
+    out->max = desc->max;
+    return true;
+}
+
+/* Where each part sits in a fixed buffer that starts at address base, for n elements. Offsets
+   are relative to base but aligned as absolute addresses, since the caller's buffer may be
+   aligned to anything. */
+typedef struct dense_layout {
+    size_t self, items, back, slots, end;
+} dense_layout;
+
+static dense_layout dense_layout_at(uintptr_t base, const dense_shape *sh, size_t n) {
+    dense_layout l;
+    size_t b = (size_t)base;
+    l.self = dense_align_up(b, _Alignof(sp_dense)) - b;
+    size_t self_end = l.self + sizeof(sp_dense) + sh->name_len + 1;
+    l.items = dense_align_up(b + self_end, sh->align) - b;
+    l.back = dense_align_up(b + l.items + n * sh->stride, _Alignof(uint32_t)) - b;
+    l.slots = dense_align_up(b + l.back + n * sizeof(uint32_t), _Alignof(sp_dense_slot)) - b;
+    l.end = l.slots + n * sizeof(sp_dense_slot);
+    return l;
+}
+
+/* An upper bound on dense_layout_at(base, sh, n).end over every base. */
+static size_t dense_layout_worst(const dense_shape *sh, size_t n) {
+    return (_Alignof(sp_dense) - 1) + sizeof(sp_dense) + sh->name_len + 1 + (sh->align - 1) +
+           n * sh->stride + (_Alignof(uint32_t) - 1) + n * sizeof(uint32_t) +
+           (_Alignof(sp_dense_slot) - 1) + n * sizeof(sp_dense_slot);
+}
+
+size_t sp_dense_buffer_size(const sp_dense_desc *desc, size_t n) {
+    dense_shape sh;
+    const char *why;
+    if (!desc || n == 0 || n > SP_DENSE_MAX_ITEMS || !dense_shape_of(desc, &sh, &why)) return 0;
+    return dense_layout_worst(&sh, n);
+}
+
+/* Bytes of the growing-mode block that holds n items and their back-pointers. */
+static size_t dense_items_block(const sp_dense *d, size_t n) {
+    return dense_align_up(n * d->stride, _Alignof(uint32_t)) + n * sizeof(uint32_t);
+}
+
+static size_t dense_items_block_align(const sp_dense *d) {
+    return d->align > _Alignof(uint32_t) ? d->align : _Alignof(uint32_t);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Slots: lives, the free list and the order list
+   ------------------------------------------------------------------------------------------ */
+
+static sp_handle dense_handle(const sp_dense *d, uint32_t slot) {
+    sp_handle h;
+    h.id = ((uint64_t)d->slots[slot].life << (SP_DENSE_SLOT_BITS + SP_DENSE_TAG_BITS)) |
+           ((uint64_t)d->tag << SP_DENSE_SLOT_BITS) | (uint64_t)slot;
+    return h;
+}
+
+typedef enum dense_lookup { DENSE_LIVE, DENSE_NULL, DENSE_STALE, DENSE_FOREIGN } dense_lookup;
+
+/* Classifies a handle; *slot_out is set for DENSE_LIVE. */
+static dense_lookup dense_lookup_handle(const sp_dense *d, sp_handle h, uint32_t *slot_out) {
+    if (h.id == 0) return DENSE_NULL;
+    uint32_t slot = (uint32_t)(h.id & (SP_DENSE_MAX_ITEMS - 1));
+    uint32_t tag = (uint32_t)((h.id >> SP_DENSE_SLOT_BITS) & (SP_DENSE_TAGS - 1));
+    uint32_t life = (uint32_t)(h.id >> (SP_DENSE_SLOT_BITS + SP_DENSE_TAG_BITS));
+    if (tag != d->tag || slot >= d->slot_used || life == 0) return DENSE_FOREIGN;
+    const sp_dense_slot *s = &d->slots[slot];
+    if (s->index != SP_DENSE_NONE) {
+        if (life == s->life) { *slot_out = slot; return DENSE_LIVE; }
+        return life < s->life ? DENSE_STALE : DENSE_FOREIGN;
+    }
+    /* free: lives below s->life were issued; retired: every life up to the max was */
+    return life < s->life ? DENSE_STALE : DENSE_FOREIGN;
+}
+
+static void dense_order_unlink(sp_dense *d, uint32_t slot) {
+    sp_dense_slot *s = &d->slots[slot];
+    if (s->prev != SP_DENSE_NONE) d->slots[s->prev].next = s->next;
+    else d->oldest = s->next;
+    if (s->next != SP_DENSE_NONE) d->slots[s->next].prev = s->prev;
+    else d->newest = s->prev;
+}
+
+static void dense_order_append(sp_dense *d, uint32_t slot) {
+    sp_dense_slot *s = &d->slots[slot];
+    s->prev = d->newest;
+    s->next = SP_DENSE_NONE;
+    if (d->newest != SP_DENSE_NONE) d->slots[d->newest].next = slot;
+    else d->oldest = slot;
+    d->newest = slot;
+}
+
+/* Ends the life of a slot that was just unlinked from the order list: the next life goes to the
+   free list, or the slot retires when its counter is exhausted. */
+static void dense_slot_end_life(sp_dense *d, uint32_t slot) {
+    sp_dense_slot *s = &d->slots[slot];
+    s->index = SP_DENSE_NONE;
+    s->prev = SP_DENSE_NONE;
+    if (s->life >= SP_DENSE_LIFE_MAX) {
+        s->life = SP_DENSE_LIFE_RETIRED;
+        s->next = SP_DENSE_NONE;
+        d->retired++;
+        return;
+    }
+    s->life++;
+    s->next = d->free_slot;
+    d->free_slot = slot;
+}
+
+/* Grows the slot table to at least want entries (growing mode only). Cold: only the first
+   reservation and slot retirements get here. */
+static bool dense_grow_slots(sp_dense *d, size_t want) {
+    if (want <= d->slot_cap) return true;
+    if (d->fixed || want > SP_DENSE_MAX_ITEMS) return false;
+    size_t bytes = want * sizeof(sp_dense_slot);
+    sp_dense_slot *slots =
+        (sp_dense_slot *)d->allocator.alloc(bytes, _Alignof(sp_dense_slot), d->allocator.user);
+    if (!slots) {
+        dense_log(d, SP_LOG_ERROR, "out of memory growing the slot table to %zu slots", want);
+        return false;
+    }
+    if (d->slot_used) memcpy(slots, d->slots, d->slot_used * sizeof(sp_dense_slot));
+    if (d->slots) d->allocator.free(d->slots, d->slots_bytes, d->allocator.user);
+    d->slots = slots;
+    d->slots_bytes = bytes;
+    d->slot_cap = want;
+    return true;
+}
+
+typedef enum dense_take { DENSE_TAKEN, DENSE_NO_SLOT, DENSE_NO_MEMORY } dense_take;
+
+/* A free slot for a new element, its life already set to the one to issue. */
+static dense_take dense_slot_take(sp_dense *d, uint32_t *out) {
+    if (d->free_slot != SP_DENSE_NONE) {
+        *out = d->free_slot;
+        d->free_slot = d->slots[*out].next;
+        return DENSE_TAKEN;
+    }
+    if (d->slot_used == d->slot_cap) {
+        /* Every slot is live or retired: only retirements get here once the table matches the
+           capacity, so growing by the capacity again is plenty. */
+        if (d->fixed || d->slot_cap >= SP_DENSE_MAX_ITEMS) return DENSE_NO_SLOT;
+        size_t want = d->slot_cap * 2 < SP_DENSE_MIN_GROWTH ? SP_DENSE_MIN_GROWTH : d->slot_cap * 2;
+        if (want > SP_DENSE_MAX_ITEMS) want = SP_DENSE_MAX_ITEMS;
+        if (!dense_grow_slots(d, want)) return DENSE_NO_MEMORY;
+    }
+    uint32_t slot = (uint32_t)d->slot_used++;
+    d->slots[slot].life = 1;
+    d->slots[slot].index = SP_DENSE_NONE;
+    d->slots[slot].prev = d->slots[slot].next = SP_DENSE_NONE;
+    *out = slot;
+    return DENSE_TAKEN;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Growth
+   ------------------------------------------------------------------------------------------ */
+
+/* Moves the elements into a block of new_cap places (and the slot table to at least as many
+   entries), or changes nothing and logs when the allocator fails. Cold. */
+static bool dense_grow(sp_dense *d, size_t new_cap) {
+    SP_ASSERT(!d->fixed && new_cap > d->cap && new_cap <= SP_DENSE_MAX_ITEMS);
+    size_t bytes = dense_items_block(d, new_cap);
+    unsigned char *block =
+        (unsigned char *)d->allocator.alloc(bytes, dense_items_block_align(d), d->allocator.user);
+    if (!block) {
+        dense_log(d, SP_LOG_ERROR, "out of memory growing to %zu elements (%zu bytes)", new_cap,
+                  bytes);
+        return false;
+    }
+    /* Then the slot table; if that fails the new block goes back and nothing changed. */
+    if (!dense_grow_slots(d, new_cap)) {
+        d->allocator.free(block, bytes, d->allocator.user);
+        return false;
+    }
+    uint32_t *back = (uint32_t *)(void *)(block + dense_align_up(new_cap * d->stride,
+                                                                 _Alignof(uint32_t)));
+    if (d->count) {
+        memcpy(block, d->items, d->count * d->stride);
+        memcpy(back, d->back, d->count * sizeof(uint32_t));
+    }
+    if (d->items) d->allocator.free(d->items, d->items_bytes, d->allocator.user);
+    d->created += new_cap - d->cap;
+    if (new_cap > d->limit) {
+        size_t past = new_cap - (d->cap > d->limit ? d->cap : d->limit);
+        d->grown_past_max += past;
+        dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements", d->limit, new_cap);
+    }
+    d->items = block;
+    d->back = back;
+    d->items_bytes = bytes;
+    d->cap = new_cap;
+    return true;
+}
+
+/* The next capacity when an add finds the array full, within the ceiling the policy allows. */
+static size_t dense_next_cap(const sp_dense *d, size_t ceiling) {
+    size_t want = d->chunk_items ? d->cap + d->chunk_items
+                                 : (d->cap < SP_DENSE_MIN_GROWTH / 2 ? SP_DENSE_MIN_GROWTH
+                                                                     : d->cap * 2);
+    return want > ceiling ? ceiling : want;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Lifecycle
+   ------------------------------------------------------------------------------------------ */
+
+sp_dense *sp_dense_create(const sp_dense_desc *desc) {
+    if (!desc) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_create: desc is NULL");
+        return NULL;
+    }
+    const char *name = desc->name ? desc->name : "";
+    dense_shape sh;
+    const char *why = NULL;
+    bool ok = dense_shape_of(desc, &sh, &why);
+    if (ok && (unsigned)desc->overflow > (unsigned)SP_OVERFLOW_GROW) why = "unknown overflow policy";
+    else if (ok && (!desc->allocator.alloc) != (!desc->allocator.free))
+        why = "allocator needs both alloc and free";
+    else if (ok && desc->max && desc->initial > desc->max) why = "initial is above max";
+    else if (ok && desc->initial > SP_DENSE_MAX_ITEMS) why = "initial is above 2^24";
+    else if (ok && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
+        why = "SP_OVERFLOW_GROW cannot grow a fixed buffer";
+    else if (ok && !desc->buffer && desc->buffer_size) why = "buffer_size without a buffer";
+    if (!ok || why) {
+        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "invalid descriptor: %s", why);
+        return NULL;
+    }
+
+    /* Fixed mode: find how many elements fit at this very address. */
+    size_t fit = 0;
+    dense_layout lay = {0, 0, 0, 0, 0};
+    if (desc->buffer) {
+        size_t per = sh.stride + sizeof(uint32_t) + sizeof(sp_dense_slot);
+        size_t head = dense_layout_worst(&sh, 0);
+        fit = desc->buffer_size > head ? (desc->buffer_size - head) / per + 1 : 0;
+        if (fit > SP_DENSE_MAX_ITEMS) fit = SP_DENSE_MAX_ITEMS;
+        while (fit > 0) {
+            lay = dense_layout_at((uintptr_t)desc->buffer, &sh, fit);
+            if (lay.end <= desc->buffer_size) break;
+            fit--;
+        }
+        if (fit == 0 || desc->initial > fit) {
+            dense_log_to(&desc->logger, name, SP_LOG_ERROR,
+                         "invalid descriptor: buffer of %zu bytes holds %zu elements (need %zu)",
+                         desc->buffer_size, fit, desc->initial ? desc->initial : (size_t)1);
+            return NULL;
+        }
+    }
+
+    uint32_t tag = dense_tag_acquire();
+    if (tag == 0) {
+        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "more than %u dense pools alive",
+                     (unsigned)(SP_DENSE_TAGS - 1));
+        return NULL;
+    }
+
+    sp_allocator allocator = desc->allocator;
+    if (!allocator.alloc) {
+        allocator.alloc = dense_default_alloc;
+        allocator.free = dense_default_free;
+        allocator.user = NULL;
+    }
+    size_t self_bytes = sizeof(sp_dense) + sh.name_len + 1;
+    sp_dense *d;
+    if (desc->buffer) {
+        d = (sp_dense *)(void *)((unsigned char *)desc->buffer + lay.self);
+    } else {
+        d = (sp_dense *)allocator.alloc(self_bytes, _Alignof(sp_dense), allocator.user);
+        if (!d) {
+            dense_log_to(&desc->logger, name, SP_LOG_ERROR, "out of memory creating the pool");
+            dense_tag_release(tag);
+            return NULL;
+        }
+    }
+    memset(d, 0, sizeof *d);
+    memcpy(d->name, name, sh.name_len);
+    d->name[sh.name_len] = '\0';
+    d->item_size = sh.item_size;
+    d->align = sh.align;
+    d->stride = sh.stride;
+    d->max = desc->max;
+    d->chunk_items = desc->chunk_items > SP_DENSE_MAX_ITEMS ? SP_DENSE_MAX_ITEMS : desc->chunk_items;
+    d->overflow = desc->overflow;
+    d->on_move = desc->on_move;
+    d->user = desc->user;
+    d->allocator = allocator;
+    d->logger = desc->logger;
+    d->tag = tag;
+    d->free_slot = d->oldest = d->newest = SP_DENSE_NONE;
+    d->self_bytes = self_bytes;
+    d->limit = desc->max ? desc->max : SP_DENSE_MAX_ITEMS;
+
+    if (desc->buffer) {
+        unsigned char *base = (unsigned char *)desc->buffer;
+        d->fixed = true;
+        d->items = base + lay.items;
+        d->back = (uint32_t *)(void *)(base + lay.back);
+        d->slots = (sp_dense_slot *)(void *)(base + lay.slots);
+        d->cap = d->slot_cap = fit;
+        if (d->limit > fit) d->limit = fit;
+        d->created = fit;
+        d->self_bytes = lay.end;
+    } else if (desc->initial && !dense_grow(d, desc->initial)) {
+        /* dense_grow logged and freed its own blocks; only the header is left */
+        dense_tag_release(tag);
+        if (d->slots) allocator.free(d->slots, d->slots_bytes, allocator.user);
+        allocator.free(d, self_bytes, allocator.user);
+        return NULL;
+    }
+    return d;
+}
+
+void sp_dense_destroy(sp_dense *d) {
+    if (!d) return;
+    dense_tag_release(d->tag);
+    if (d->fixed) return;
+    sp_allocator a = d->allocator;
+    if (d->items) a.free(d->items, d->items_bytes, a.user);
+    if (d->slots) a.free(d->slots, d->slots_bytes, a.user);
+    a.free(d, d->self_bytes, a.user);
+}
+
+size_t sp_dense_clear(sp_dense *d) {
+    if (!d) return 0;
+    size_t n = d->count;
+    for (size_t i = 0; i < n; i++) dense_slot_end_life(d, d->back[i]);
+    d->oldest = d->newest = SP_DENSE_NONE;
+    d->count = 0;
+    d->released += n;
+    return n;
+}
+
+size_t sp_dense_reserve(sp_dense *d, size_t n) {
+    if (!d) return 0;
+    size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? SP_DENSE_MAX_ITEMS : d->limit;
+    if (n > ceiling) n = ceiling;
+    if (n > d->cap && !d->fixed) dense_grow(d, n);
+    return d->cap;
+}
+
+const char *sp_dense_name(const sp_dense *d) { return d ? d->name : NULL; }
+
+/* ---------------------------------------------------------------------------------------------
+   Add / Remove
+   ------------------------------------------------------------------------------------------ */
+
+static void dense_fill(sp_dense *d, size_t index, const void *init) {
+    void *dst = d->items + index * d->stride;
+    if (init) memcpy(dst, init, d->item_size);
+    else memset(dst, 0, d->item_size);
+}
+
+/* RECLAIM on a full pool: the oldest element's life ends and the new one takes its place, so
+   nothing moves. Only a slot whose counter is exhausted needs a fresh slot; when none can be
+   had, nothing changes and the add fails. */
+static void *dense_reclaim(sp_dense *d, const void *init, uint32_t *slot_out) {
+    uint32_t old = d->oldest;
+    size_t index = d->slots[old].index;
+    uint32_t slot = old;
+    if (d->slots[old].life >= SP_DENSE_LIFE_MAX) {
+        dense_take r = dense_slot_take(d, &slot);
+        if (r != DENSE_TAKEN) {
+            if (r == DENSE_NO_SLOT) d->dropped++;
+            return NULL;
+        }
+    }
+    dense_order_unlink(d, old);
+    if (slot == old) {
+        d->slots[old].life++;
+    } else {
+        dense_slot_end_life(d, old); /* retires it */
+        d->slots[slot].index = (uint32_t)index;
+        d->back[index] = slot;
+    }
+    dense_order_append(d, slot);
+    dense_fill(d, index, init);
+    d->reclaimed++;
+    d->released++;
+    d->acquired++;
+    *slot_out = slot;
+    return d->items + index * d->stride;
+}
+
+/* The add path shared by sp_dense_add and sp_dense_add_handle. */
+static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
+    if (d->count >= d->limit) {
+        if (d->overflow == SP_OVERFLOW_RECLAIM && d->count > 0) return dense_reclaim(d, init, slot_out);
+        if (d->overflow != SP_OVERFLOW_GROW || d->count >= SP_DENSE_MAX_ITEMS) {
+            d->dropped++;
+            return NULL;
+        }
+    }
+    if (d->count == d->cap) {
+        /* fixed mode: cap == limit, so only GROW (rejected with a buffer) could get here */
+        size_t ceiling = d->count >= d->limit ? SP_DENSE_MAX_ITEMS : d->limit;
+        if (d->fixed || !dense_grow(d, dense_next_cap(d, ceiling))) return NULL;
+    }
+    uint32_t slot;
+    dense_take r = dense_slot_take(d, &slot);
+    if (r != DENSE_TAKEN) {
+        if (r == DENSE_NO_SLOT) d->dropped++; /* retirements used up a fixed slot table */
+        return NULL;
+    }
+    size_t index = d->count++;
+    d->slots[slot].index = (uint32_t)index;
+    d->back[index] = slot;
+    dense_order_append(d, slot);
+    dense_fill(d, index, init);
+    d->acquired++;
+    if (d->count > d->peak) d->peak = d->count;
+    *slot_out = slot;
+    return d->items + index * d->stride;
+}
+
+void *sp_dense_add(sp_dense *d, const void *init) {
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_add: pool is NULL");
+        return NULL;
+    }
+    uint32_t slot;
+    return dense_add(d, init, &slot);
+}
+
+sp_handle sp_dense_add_handle(sp_dense *d, const void *init) {
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_add_handle: pool is NULL");
+        return sp_handle_null();
+    }
+    uint32_t slot;
+    if (!dense_add(d, init, &slot)) return sp_handle_null();
+    return dense_handle(d, slot);
+}
+
+/* Swap-remove of a live index: the hot path of a particle update. */
+static void dense_erase(sp_dense *d, size_t index) {
+    uint32_t slot = d->back[index];
+    dense_order_unlink(d, slot);
+    dense_slot_end_life(d, slot);
+    size_t last = --d->count;
+    d->released++;
+    if (index == last) return;
+    unsigned char *dst = d->items + index * d->stride;
+    memcpy(dst, d->items + last * d->stride, d->item_size);
+    uint32_t moved = d->back[last];
+    d->back[index] = moved;
+    d->slots[moved].index = (uint32_t)index;
+    if (d->on_move) d->on_move(dst, last, index, d->user);
+}
+
+sp_result sp_dense_remove_at(sp_dense *d, size_t index) {
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_remove_at: pool is NULL");
+        return SP_ERR_INVALID;
+    }
+    if (index >= d->count) {
+        dense_log(d, SP_LOG_WARN, "remove_at: index %zu is not below count %zu", index, d->count);
+        return SP_ERR_INVALID;
+    }
+    dense_erase(d, index);
+    return SP_OK;
+}
+
+sp_result sp_dense_remove(sp_dense *d, void *item) {
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_remove: pool is NULL");
+        return SP_ERR_INVALID;
+    }
+    if (!item) return SP_OK;
+    uintptr_t p = (uintptr_t)item, base = (uintptr_t)d->items;
+    if (!d->items || p < base || p - base >= d->cap * d->stride || (p - base) % d->stride != 0) {
+        dense_log(d, SP_LOG_WARN, "remove: %p is not an element of this pool", item);
+        return SP_ERR_FOREIGN;
+    }
+    size_t index = (size_t)(p - base) / d->stride;
+    if (index >= d->count) {
+        dense_log(d, SP_LOG_WARN, "remove: %p is past the live elements (double remove?)", item);
+        return SP_ERR_NOT_LEASED;
+    }
+    dense_erase(d, index);
+    return SP_OK;
+}
+
+sp_result sp_dense_remove_handle(sp_dense *d, sp_handle handle) {
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_remove_handle: pool is NULL");
+        return SP_ERR_INVALID;
+    }
+    uint32_t slot = 0;
+    switch (dense_lookup_handle(d, handle, &slot)) {
+    case DENSE_NULL: return SP_OK;
+    case DENSE_STALE:
+        dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx has expired (double remove?)",
+                  (unsigned long long)handle.id);
+        return SP_ERR_NOT_LEASED;
+    case DENSE_FOREIGN:
+        dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool",
+                  (unsigned long long)handle.id);
+        return SP_ERR_FOREIGN;
+    case DENSE_LIVE: break;
+    }
+    dense_erase(d, d->slots[slot].index);
+    return SP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Iteration and lookup
+   ------------------------------------------------------------------------------------------ */
+
+void *sp_dense_data(const sp_dense *d) { return d ? d->items : NULL; }
+size_t sp_dense_count(const sp_dense *d) { return d ? d->count : 0; }
+size_t sp_dense_capacity(const sp_dense *d) { return d ? d->cap : 0; }
+size_t sp_dense_stride(const sp_dense *d) { return d ? d->stride : 0; }
+
+void *sp_dense_at(const sp_dense *d, size_t index) {
+    if (!d || index >= d->count) return NULL;
+    return d->items + index * d->stride;
+}
+
+size_t sp_dense_index_of(const sp_dense *d, const void *item) {
+    if (!d || !item || !d->items) return SIZE_MAX;
+    uintptr_t p = (uintptr_t)item, base = (uintptr_t)d->items;
+    if (p < base || p - base >= d->count * d->stride || (p - base) % d->stride != 0) return SIZE_MAX;
+    return (size_t)(p - base) / d->stride;
+}
+
+sp_handle sp_dense_handle_at(const sp_dense *d, size_t index) {
+    if (!d || index >= d->count) return sp_handle_null();
+    return dense_handle(d, d->back[index]);
+}
+
+size_t sp_dense_resolve_index(const sp_dense *d, sp_handle handle) {
+    uint32_t slot = 0;
+    if (!d || dense_lookup_handle(d, handle, &slot) != DENSE_LIVE) return SIZE_MAX;
+    return d->slots[slot].index;
+}
+
+void *sp_dense_resolve(const sp_dense *d, sp_handle handle) {
+    size_t index = sp_dense_resolve_index(d, handle);
+    return index == SIZE_MAX ? NULL : d->items + index * d->stride;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Stats
+   ------------------------------------------------------------------------------------------ */
+
+void sp_dense_stats_get(const sp_dense *d, sp_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!d) return;
+    out->size = d->cap;
+    out->leased = d->count;
+    out->free = d->cap - d->count;
+    out->max = d->max;
+    out->peak_leased = d->peak;
+    out->bytes = d->self_bytes + d->items_bytes + d->slots_bytes;
+    out->created = d->created;
+    out->disposed = d->disposed;
+    out->acquired = d->acquired;
+    out->released = d->released;
+    out->reclaimed = d->reclaimed;
+    out->dropped = d->dropped;
+    out->grown_past_max = d->grown_past_max;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   White-box hooks for tests/test_dense.c (not in the public header)
+   ------------------------------------------------------------------------------------------ */
+
+/* Checks every invariant of the three arrays. @return 0 when consistent, otherwise a number
+   naming the first broken invariant. O(capacity). */
+int sp__dense_check(const sp_dense *d) {
+    if (d->count > d->cap || d->slot_used > d->slot_cap) return 1;
+    for (size_t i = 0; i < d->count; i++) {
+        uint32_t s = d->back[i];
+        if (s >= d->slot_used || d->slots[s].index != i) return 2;
+        if (d->slots[s].life == 0 || d->slots[s].life > SP_DENSE_LIFE_MAX) return 3;
+    }
+    size_t live = 0, order = 0, freed = 0, retired = 0;
+    for (size_t s = 0; s < d->slot_used; s++) {
+        const sp_dense_slot *e = &d->slots[s];
+        if (e->index != SP_DENSE_NONE) {
+            if (e->index >= d->count || d->back[e->index] != s) return 4;
+            live++;
+        } else if (e->life == SP_DENSE_LIFE_RETIRED) {
+            retired++;
+        }
+    }
+    if (live != d->count || retired != d->retired) return 5;
+    uint32_t prev = SP_DENSE_NONE;
+    for (uint32_t s = d->oldest; s != SP_DENSE_NONE; s = d->slots[s].next) {
+        if (s >= d->slot_used || d->slots[s].index == SP_DENSE_NONE) return 6;
+        if (d->slots[s].prev != prev || ++order > d->count) return 7;
+        prev = s;
+    }
+    if (order != d->count || d->newest != prev) return 8;
+    for (uint32_t s = d->free_slot; s != SP_DENSE_NONE; s = d->slots[s].next) {
+        if (s >= d->slot_used || d->slots[s].index != SP_DENSE_NONE) return 9;
+        if (d->slots[s].life > SP_DENSE_LIFE_MAX || ++freed > d->slot_used) return 10;
+    }
+    if (live + freed + retired != d->slot_used) return 11;
+    return 0;
+}
+
+/* Sets the life counter of the live element at index, so tests can reach retirement without
+   2^28 removes. */
+void sp__dense_set_life(sp_dense *d, size_t index, uint32_t life) {
+    SP_ASSERT(index < d->count && life >= 1 && life <= SP_DENSE_LIFE_MAX);
+    d->slots[d->back[index]].life = life;
+}
