@@ -1,0 +1,1089 @@
+/* pool.c -- the object pool: chunks of members with 12 bytes of bookkeeping each, a free list,
+   a lease list in acquisition order, life counters for handles, and an address map that
+   recognises members (and rejects everything else) in expected O(1).
+
+   See docs/design.md for the layout. In short: slot index = chunk number << chunk_shift | i;
+   a member's address = chunk.items + i * stride; its slot = chunk.slots[i]. */
+#include "sp_internal.h"
+
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------
+   Small helpers
+   ------------------------------------------------------------------------------------------ */
+
+#define SP__DEFAULT_CHUNK_ITEMS 256u
+#define SP__MAX_ALIGN ((size_t)65536)
+
+static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) {
+    return &p->chunks[idx >> p->chunk_shift].slots[idx & p->chunk_mask];
+}
+
+static inline void *item_at(const sp_pool *p, uint32_t idx) {
+    return p->chunks[idx >> p->chunk_shift].items + (size_t)(idx & p->chunk_mask) * p->stride;
+}
+
+static inline uint64_t rotr64(uint64_t x, uint32_t r) {
+    return (x >> r) | (x << ((64u - r) & 63u));
+}
+
+/* The slot index of a member of chunk c at address a, or SP__NIL. One comparison checks range
+   and stride alignment at once: for odd d with inverse inv, x * inv (mod 2^64) is x / d when d
+   divides x and at least 2^64 / d otherwise; rotating first sends misaligned offsets (and
+   addresses below the chunk, which wrap) far above any chunk's count. */
+static inline uint32_t index_in_chunk(const sp_pool *p, uint32_t c, uintptr_t a) {
+    const sp__chunk *ch = &p->chunks[c];
+    uint64_t off = (uint64_t)(a - (uintptr_t)ch->items);
+    uint64_t q = rotr64(off, p->stride_rot) * p->stride_inv;
+    return q < ch->count ? (c << p->chunk_shift) | (uint32_t)q : SP__NIL;
+}
+
+static inline uint32_t bucket_of(uintptr_t block, uint32_t bits) {
+    return (uint32_t)(((uint64_t)block * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - bits));
+}
+
+/* The slot index of the member starting at item, or SP__NIL for anything that is not the start
+   of one of this pool's slots. Reads only the pool's own bookkeeping. */
+static inline uint32_t index_of(const sp_pool *p, const void *item) {
+    uintptr_t a = (uintptr_t)item;
+    if (p->bucket_bits == 0) return p->chunk_count ? index_in_chunk(p, 0, a) : SP__NIL;
+    uintptr_t block = a >> p->block_shift;
+    uint32_t mask = (1u << p->bucket_bits) - 1u;
+    for (uint32_t b = bucket_of(block, p->bucket_bits);; b = (b + 1u) & mask) {
+        const sp__bucket *e = &p->buckets[b];
+        if (e->chunk == SP__NIL) return SP__NIL;
+        if (e->block == block) {
+            uint32_t idx = index_in_chunk(p, e->chunk, a);
+            if (idx != SP__NIL) return idx;
+        }
+    }
+}
+
+static void *pool_alloc(sp_pool *p, size_t size, size_t align) {
+    return p->allocator.alloc(size, align, p->allocator.user);
+}
+
+static void pool_free(sp_pool *p, void *ptr, size_t size) {
+    if (ptr) p->allocator.free(ptr, size, p->allocator.user);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Lists
+   ------------------------------------------------------------------------------------------ */
+
+static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
+    s->prev = p->lease_tail;
+    s->next = SP__NIL;
+    if (p->lease_tail != SP__NIL)
+        slot_at(p, p->lease_tail)->next = idx;
+    else
+        p->lease_head = idx;
+    p->lease_tail = idx;
+}
+
+static inline void lease_unlink(sp_pool *p, sp__slot *s) {
+    if (s->prev != SP__NIL)
+        slot_at(p, s->prev)->next = s->next;
+    else
+        p->lease_head = s->next;
+    if (s->next != SP__NIL)
+        slot_at(p, s->next)->prev = s->prev;
+    else
+        p->lease_tail = s->prev;
+}
+
+static inline void free_push(sp_pool *p, uint32_t idx, sp__slot *s) {
+    s->next = p->free_head;
+    p->free_head = idx;
+}
+
+static void unbuilt_push(sp_pool *p, uint32_t idx, sp__slot *s) {
+    s->next = p->unbuilt_head;
+    p->unbuilt_head = idx;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Hooks: every hook runs with the member marked busy, so that it cannot be released or
+   reclaimed from inside its own hook, and with hook_depth raised, so that calls that would
+   pull the pool from under the hook (destroy, clear, trim) are refused.
+   ------------------------------------------------------------------------------------------ */
+
+static void run_create(sp_pool *p, sp__slot *s, void *item) {
+    s->word |= SP__BUSY;
+    p->hook_depth++;
+    p->create(item, p->user);
+    p->hook_depth--;
+    s->word &= ~(uint32_t)SP__BUSY;
+}
+
+static SP__NOINLINE void run_on_acquire(sp_pool *p, sp__slot *s, void *item, const void *arg) {
+    s->word |= SP__BUSY;
+    p->hook_depth++;
+    p->on_acquire(item, arg, p->user);
+    p->hook_depth--;
+    s->word &= ~(uint32_t)SP__BUSY;
+}
+
+static SP__NOINLINE void run_on_release(sp_pool *p, sp__slot *s, void *item) {
+    s->word |= SP__BUSY;
+    p->hook_depth++;
+    p->on_release(item, p->user);
+    p->hook_depth--;
+    s->word &= ~(uint32_t)SP__BUSY;
+}
+
+static void run_dispose(sp_pool *p, sp__slot *s, void *item) {
+    if (!p->dispose) return;
+    s->word |= SP__BUSY;
+    p->hook_depth++;
+    p->dispose(item, p->user);
+    p->hook_depth--;
+    s->word &= ~(uint32_t)SP__BUSY;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Address map and chunk table (cold: only growth and trimming change them)
+   ------------------------------------------------------------------------------------------ */
+
+static void buckets_insert(sp_pool *p, uint32_t c) {
+    const sp__chunk *ch = &p->chunks[c];
+    uintptr_t lo = (uintptr_t)ch->items;
+    uintptr_t hi = lo + (uintptr_t)ch->count * p->stride - 1u;
+    uint32_t mask = (1u << p->bucket_bits) - 1u;
+    for (uintptr_t block = lo >> p->block_shift; block <= hi >> p->block_shift; block++) {
+        uint32_t b = bucket_of(block, p->bucket_bits);
+        while (p->buckets[b].chunk != SP__NIL) b = (b + 1u) & mask;
+        p->buckets[b].block = block;
+        p->buckets[b].chunk = c;
+        p->bucket_used++;
+    }
+}
+
+static uint32_t blocks_of_chunk(const sp_pool *p, const sp__chunk *ch) {
+    uintptr_t lo = (uintptr_t)ch->items;
+    uintptr_t hi = lo + (uintptr_t)ch->count * p->stride - 1u;
+    return (uint32_t)((hi >> p->block_shift) - (lo >> p->block_shift) + 1u);
+}
+
+/* Rebuilds the address map for the live chunks, sized for `extra` more entries; keeps the old
+   map when the allocator fails. */
+static bool buckets_rebuild(sp_pool *p, uint32_t extra) {
+    uint32_t need = extra;
+    for (uint32_t c = 0; c < p->chunk_count; c++)
+        if (p->chunks[c].count) need += blocks_of_chunk(p, &p->chunks[c]);
+    uint32_t bits = 3;
+    while ((1u << bits) < need * 2u) bits++;
+    size_t cap = (size_t)1 << bits;
+    sp__bucket *fresh = (sp__bucket *)pool_alloc(p, cap * sizeof *fresh, _Alignof(sp__bucket));
+    if (!fresh) return false;
+    if (p->buckets) {
+        pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
+        p->bytes -= ((size_t)1 << p->bucket_bits) * sizeof *p->buckets;
+    }
+    for (size_t i = 0; i < cap; i++) fresh[i].chunk = SP__NIL;
+    p->buckets = fresh;
+    p->bucket_bits = bits;
+    p->bucket_used = 0;
+    p->bytes += cap * sizeof *fresh;
+    for (uint32_t c = 0; c < p->chunk_count; c++)
+        if (p->chunks[c].count) buckets_insert(p, c);
+    return true;
+}
+
+/* Rebuilds the unbuilt list from the slot states, lowest slots first. */
+static void unbuilt_rebuild(sp_pool *p) {
+    p->unbuilt_head = SP__NIL;
+    for (uint32_t c = p->chunk_count; c-- > 0;) {
+        sp__chunk *ch = &p->chunks[c];
+        for (uint32_t i = ch->count; i-- > 0;)
+            if ((ch->slots[i].word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
+                unbuilt_push(p, (c << p->chunk_shift) | i, &ch->slots[i]);
+    }
+}
+
+/* Lays out a chunk of `count` members at mem: members first (aligned), then the slots. */
+static size_t chunk_slots_offset(const sp_pool *p, uint32_t count) {
+    size_t items = (size_t)count * p->stride;
+    return (items + _Alignof(sp__slot) - 1u) & ~(size_t)(_Alignof(sp__slot) - 1u);
+}
+
+static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, sp__slot *slots,
+                       uint32_t count) {
+    sp__chunk *ch = &p->chunks[c];
+    ch->items = items;
+    ch->slots = slots;
+    ch->count = count;
+    ch->built = 0;
+    uint32_t life = ch->life_floor ? ch->life_floor : 1u;
+    for (uint32_t i = count; i-- > 0;) {
+        slots[i].word = life << SP__FLAG_BITS | SP__UNBUILT;
+        slots[i].prev = SP__NIL;
+        unbuilt_push(p, (c << p->chunk_shift) | i, &slots[i]);
+    }
+    p->reserved += count;
+}
+
+/* Reserves a new chunk (heap mode). Returns false, with the pool unchanged, on failure. */
+static bool chunk_add(sp_pool *p, bool past_max) {
+    /* A freed number whose slots can still count lives is reused; otherwise a new number. */
+    uint32_t c = p->chunk_count;
+    for (uint32_t i = 0; i < p->chunk_count; i++) {
+        if (p->chunks[i].count == 0 && p->chunks[i].life_floor <= SP__LIFE_MAX) {
+            c = i;
+            break;
+        }
+    }
+    if (((uint64_t)c + 1u) << p->chunk_shift > SP__SLOT_LIMIT) {
+        sp__log(p, SP__MSG_SLOTS_FULL);
+        return false;
+    }
+    size_t want = p->chunk_items;
+    if (!past_max && p->max && p->max > p->reserved && p->max - p->reserved < want)
+        want = p->max - p->reserved;
+    uint32_t count = (uint32_t)want;
+
+    if (c == p->chunk_count && c == p->chunk_cap) {
+        uint32_t cap = p->chunk_cap ? p->chunk_cap * 2u : 4u;
+        sp__chunk *table = (sp__chunk *)pool_alloc(p, cap * sizeof *table, _Alignof(sp__chunk));
+        if (!table) {
+            sp__log(p, SP__MSG_NOMEM, "chunk table");
+            return false;
+        }
+        memset(table, 0, cap * sizeof *table);
+        if (p->chunks) memcpy(table, p->chunks, p->chunk_count * sizeof *table);
+        pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
+        p->bytes += (cap - p->chunk_cap) * sizeof *table;
+        p->chunks = table;
+        p->chunk_cap = cap;
+    }
+
+    size_t slots_off = chunk_slots_offset(p, count);
+    size_t mem_size = slots_off + (size_t)count * sizeof(sp__slot);
+    size_t align = p->item_align > _Alignof(sp__slot) ? p->item_align : _Alignof(sp__slot);
+    unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, align);
+    if (!mem) {
+        sp__log(p, SP__MSG_NOMEM, "chunk of members");
+        return false;
+    }
+    sp__chunk saved = p->chunks[c];
+    uint32_t saved_count = p->chunk_count;
+    if (c == p->chunk_count) {
+        p->chunks[c].life_floor = 1u;
+        p->chunk_count++;
+    }
+    sp__chunk *ch = &p->chunks[c];
+    ch->items = mem;
+    ch->count = count;
+    /* The map must know the chunk before it holds members; grow it first when it fills. */
+    uint32_t blocks = blocks_of_chunk(p, ch);
+    bool mapped = (p->bucket_used + blocks) * 2u <= (1u << p->bucket_bits)
+                      ? (buckets_insert(p, c), true)
+                      : buckets_rebuild(p, 0);
+    bool registered = mapped && (!p->registry ||
+                                 sp__registry_chunk_added(p->registry, p, (uintptr_t)mem,
+                                                          (uintptr_t)mem + (size_t)count * p->stride) ==
+                                     SP_OK);
+    if (!registered) {
+        ch->count = 0;
+        ch->items = NULL;
+        if (mapped) buckets_rebuild(p, 0); /* drop the entries again (the map is big enough) */
+        p->chunks[c] = saved;
+        p->chunk_count = saved_count;
+        pool_free(p, mem, mem_size);
+        sp__log(p, SP__MSG_NOMEM, "address map");
+        return false;
+    }
+    ch->mem = mem;
+    ch->mem_size = mem_size;
+    p->bytes += mem_size;
+    chunk_init(p, c, mem, (sp__slot *)(void *)(mem + slots_off), count);
+    return true;
+}
+
+/* Returns every chunk without a built member to the allocator, remembering in its record the
+   life its slots reached so that the number never restarts a generation. */
+static void chunks_release_empty(sp_pool *p) {
+    if (p->fixed) return;
+    bool any = false;
+    for (uint32_t c = 0; c < p->chunk_count; c++) {
+        sp__chunk *ch = &p->chunks[c];
+        if (ch->count == 0 || ch->built != 0) continue;
+        uint32_t floor = 1u;
+        for (uint32_t i = 0; i < ch->count; i++) {
+            const sp__slot *s = &ch->slots[i];
+            uint32_t next = sp__state(s) == SP__RETIRED ? SP__LIFE_MAX + 1u : sp__life(s);
+            if (next > floor) floor = next;
+        }
+        if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)ch->items);
+        p->reserved -= ch->count;
+        p->bytes -= ch->mem_size;
+        pool_free(p, ch->mem, ch->mem_size);
+        ch->mem = NULL;
+        ch->items = NULL;
+        ch->slots = NULL;
+        ch->count = 0;
+        ch->life_floor = floor;
+        any = true;
+    }
+    if (!any) return;
+    unbuilt_rebuild(p);
+    /* Shrinking the map cannot need memory it does not have: on failure, blank the old one and
+       re-insert the live chunks into it. */
+    if (!buckets_rebuild(p, 0)) {
+        for (size_t i = 0; i < ((size_t)1 << p->bucket_bits); i++) p->buckets[i].chunk = SP__NIL;
+        p->bucket_used = 0;
+        for (uint32_t c = 0; c < p->chunk_count; c++)
+            if (p->chunks[c].count) buckets_insert(p, c);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Building, retiring and disposing members
+   ------------------------------------------------------------------------------------------ */
+
+/* Builds one member in a reserved slot (reserving a chunk if none is left) and returns its
+   index, neither free nor leased yet; SP__NIL when there is no room or no memory. */
+static uint32_t member_build(sp_pool *p, bool past_max) {
+    if (p->unbuilt_head == SP__NIL && (p->fixed || !chunk_add(p, past_max))) return SP__NIL;
+    uint32_t idx = p->unbuilt_head;
+    sp__slot *s = slot_at(p, idx);
+    p->unbuilt_head = s->next;
+    void *item = item_at(p, idx);
+    memset(item, 0, p->item_size);
+    s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__FREE;
+    s->prev = s->next = SP__NIL;
+    p->chunks[idx >> p->chunk_shift].built++;
+    p->size++;
+    p->created++;
+    if (p->create) run_create(p, s, item);
+    return idx;
+}
+
+/* Destroys a member that is in no list: dispose runs, and the slot becomes unbuilt (or retired
+   when its life counter cannot count another life). */
+static void member_dispose(sp_pool *p, uint32_t idx, sp__slot *s, bool ends_life) {
+    run_dispose(p, s, item_at(p, idx));
+    uint32_t life = sp__life(s);
+    if (ends_life) {
+        if (life == SP__LIFE_MAX) {
+            s->word = life << SP__FLAG_BITS | SP__RETIRED;
+        } else {
+            s->word = (life + 1u) << SP__FLAG_BITS | SP__UNBUILT;
+        }
+    } else {
+        s->word = life << SP__FLAG_BITS | SP__UNBUILT;
+    }
+    if (sp__state(s) == SP__UNBUILT && !p->destroying) unbuilt_push(p, idx, s);
+    p->chunks[idx >> p->chunk_shift].built--;
+    p->size--;
+    p->disposed++;
+}
+
+/* A member whose last life has ended: disposed, never used again. */
+static SP__NOINLINE void member_retire(sp_pool *p, uint32_t idx, sp__slot *s) {
+    run_dispose(p, s, item_at(p, idx));
+    s->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
+    p->chunks[idx >> p->chunk_shift].built--;
+    p->size--;
+    p->disposed++;
+    sp__log(p, SP__MSG_RETIRED, idx);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Pool lifecycle
+   ------------------------------------------------------------------------------------------ */
+
+static size_t natural_align(size_t size) {
+    size_t a = size & (~size + 1u); /* lowest set bit */
+    return a > _Alignof(max_align_t) ? _Alignof(max_align_t) : a;
+}
+
+static bool is_pow2(size_t x) { return x && !(x & (x - 1u)); }
+
+static uint32_t log2_ceil(size_t x) {
+    uint32_t r = 0;
+    while (((size_t)1 << r) < x) r++;
+    return r;
+}
+
+/* What a descriptor means once defaults are applied; `why` says what is wrong with it. */
+typedef struct sp__layout {
+    size_t align, stride, chunk_items;
+    const char *why;
+} sp__layout;
+
+static sp__layout layout_of(const sp_desc *d) {
+    sp__layout l = {0, 0, 0, NULL};
+    if (d->item_size == 0) {
+        l.why = "item_size is 0";
+        return l;
+    }
+    l.align = d->item_align ? d->item_align : natural_align(d->item_size);
+    if (!is_pow2(l.align)) {
+        l.why = "item_align is not a power of two";
+        return l;
+    }
+    if (l.align > SP__MAX_ALIGN) {
+        l.why = "item_align is larger than 65536";
+        return l;
+    }
+    if (d->item_size > (SIZE_MAX >> 8) - l.align) {
+        l.why = "item_size is too large";
+        return l;
+    }
+    l.stride = (d->item_size + l.align - 1u) & ~(l.align - 1u);
+    if ((uint64_t)d->overflow > (uint64_t)SP_OVERFLOW_GROW) {
+        l.why = "unknown overflow policy";
+        return l;
+    }
+    if (d->max > SP__SLOT_LIMIT) {
+        l.why = "max is larger than 16777216 (the slot limit)";
+        return l;
+    }
+    if (d->max && d->initial > d->max) {
+        l.why = "initial is larger than max";
+        return l;
+    }
+    if (d->chunk_items > SP__SLOT_LIMIT) {
+        l.why = "chunk_items is larger than 16777216";
+        return l;
+    }
+    if (!d->allocator.alloc != !d->allocator.free) {
+        l.why = "allocator needs both alloc and free";
+        return l;
+    }
+    l.chunk_items = d->chunk_items;
+    if (l.chunk_items == 0)
+        l.chunk_items = d->max && d->max < SP__DEFAULT_CHUNK_ITEMS ? d->max : SP__DEFAULT_CHUNK_ITEMS;
+    if (l.chunk_items > (SIZE_MAX >> 2) / (l.stride + sizeof(sp__slot))) {
+        l.why = "chunk_items * item size overflows";
+        return l;
+    }
+    return l;
+}
+
+/* Fixed-buffer layout: [pool][chunk record][slots x n][pad][members x n], from an address. */
+static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
+
+static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size_t n,
+                       uintptr_t *items_out) {
+    uintptr_t pool = align_up(start, _Alignof(sp_pool));
+    uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__chunk);
+    if (slots < start || slots > end) return false;
+    if (n > (end - slots) / sizeof(sp__slot)) return false;
+    uintptr_t items = align_up(slots + n * sizeof(sp__slot), l->align);
+    if (items < slots || items > end) return false;
+    if (n > (end - items) / l->stride) return false;
+    if (items_out) *items_out = items;
+    return true;
+}
+
+size_t sp_buffer_size(const sp_desc *desc, size_t members) {
+    if (!desc) return 0;
+    sp__layout l = layout_of(desc);
+    if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
+    size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u);
+    size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
+    return fixed + members * (sizeof(sp__slot) + l.stride);
+}
+
+static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
+    memset(p, 0, sizeof *p);
+    p->free_head = p->lease_head = p->lease_tail = p->unbuilt_head = SP__NIL;
+    p->item_size = d->item_size;
+    p->item_align = l->align;
+    p->stride = l->stride;
+    p->stride_rot = 0;
+    size_t odd = l->stride;
+    while (!(odd & 1u)) {
+        odd >>= 1;
+        p->stride_rot++;
+    }
+    uint64_t inv = odd; /* Newton's iteration doubles the correct low bits each step */
+    for (int i = 0; i < 5; i++) inv *= 2u - (uint64_t)odd * inv;
+    p->stride_inv = inv;
+    p->max = d->max;
+    p->overflow = d->overflow;
+    p->create = d->create;
+    p->on_acquire = d->on_acquire;
+    p->on_release = d->on_release;
+    p->dispose = d->dispose;
+    p->priority = d->priority;
+    p->user = d->user;
+    p->logger = d->logger;
+    p->grow_warn_at = 1;
+    if (d->allocator.alloc) {
+        p->allocator = d->allocator;
+    } else {
+        p->allocator.alloc = sp__default_alloc;
+        p->allocator.free = sp__default_free;
+        p->allocator.user = NULL;
+    }
+    const char *n = name ? name : "";
+    size_t len = strlen(n);
+    if (len >= SP__NAME_CAP) len = SP__NAME_CAP - 1u;
+    memcpy(p->name, n, len);
+    p->name[len] = '\0';
+}
+
+/* Builds the pool on its own; the registry, if any, is attached by the caller afterwards. */
+static sp_pool *pool_create(const sp_desc *desc, const char *name) {
+    sp__layout l = layout_of(desc);
+    if (!l.why && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
+        l.why = "GROW cannot grow a fixed buffer";
+    if (!l.why && !desc->buffer && desc->buffer_size)
+        l.why = "buffer_size without a buffer";
+    if (l.why) {
+        sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, l.why);
+        return NULL;
+    }
+
+    sp_pool *p;
+    if (desc->buffer) {
+        uintptr_t start = (uintptr_t)desc->buffer, end = start + desc->buffer_size;
+        if (end < start) end = UINTPTR_MAX;
+        size_t cap = 0;
+        if (fixed_fits(start, end, &l, 1, NULL)) {
+            /* Binary search for the most members that fit, from a lower bound that surely does. */
+            size_t overhead = sizeof(sp_pool) + sizeof(sp__chunk) + 2u * SP__MAX_ALIGN;
+            size_t lo = desc->buffer_size > overhead
+                            ? (desc->buffer_size - overhead) / (sizeof(sp__slot) + l.stride)
+                            : 1u;
+            if (lo == 0 || lo > SP__SLOT_LIMIT || !fixed_fits(start, end, &l, lo, NULL)) lo = 1;
+            size_t hi = SP__SLOT_LIMIT;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo + 1u) / 2u;
+                if (fixed_fits(start, end, &l, mid, NULL))
+                    lo = mid;
+                else
+                    hi = mid - 1u;
+            }
+            cap = lo;
+        }
+        const char *why = cap == 0                 ? "buffer is too small for one member"
+                          : desc->initial > cap    ? "initial is larger than the buffer holds"
+                                                   : NULL;
+        if (why) {
+            sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, why);
+            return NULL;
+        }
+        uintptr_t items = 0;
+        fixed_fits(start, end, &l, cap, &items);
+        p = (sp_pool *)align_up(start, _Alignof(sp_pool));
+        pool_setup(p, desc, &l, name);
+        p->fixed = true;
+        p->capacity = cap;
+        if (p->max == 0 || p->max > cap) p->max = cap;
+        p->chunk_items = cap;
+        p->chunk_shift = log2_ceil(cap);
+        p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
+        p->chunks = (sp__chunk *)(void *)(p + 1);
+        memset(p->chunks, 0, sizeof *p->chunks);
+        p->chunks[0].life_floor = 1u;
+        p->chunk_count = p->chunk_cap = 1u;
+        chunk_init(p, 0, (unsigned char *)items, (sp__slot *)(void *)(p->chunks + 1), (uint32_t)cap);
+        p->bytes = desc->buffer_size;
+    } else {
+        sp_allocator a = desc->allocator;
+        if (!a.alloc) {
+            a.alloc = sp__default_alloc;
+            a.free = sp__default_free;
+        }
+        p = (sp_pool *)a.alloc(sizeof *p, _Alignof(sp_pool), a.user);
+        if (!p) {
+            sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "pool");
+            return NULL;
+        }
+        pool_setup(p, desc, &l, name);
+        p->chunk_items = l.chunk_items;
+        p->chunk_shift = log2_ceil(l.chunk_items);
+        p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
+        /* Blocks at least as large as a chunk: a chunk then overlaps at most two of them. */
+        p->block_shift = log2_ceil(l.chunk_items * l.stride);
+        p->bytes = sizeof *p;
+        if (!buckets_rebuild(p, 2)) {
+            sp__log(p, SP__MSG_NOMEM, "address map");
+            a.free(p, sizeof *p, a.user);
+            return NULL;
+        }
+    }
+    p->tag = sp__tag_acquire();
+    if (p->tag == 0) {
+        sp__log(p, SP__MSG_NO_TAG);
+        sp_pool_destroy(p);
+        return NULL;
+    }
+    if (sp_prewarm(p, desc->initial) < desc->initial) {
+        sp_pool_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
+sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *default_name) {
+    if (!desc) {
+        sp__log(NULL, SP__MSG_NULL_DESC);
+        return NULL;
+    }
+    sp_pool *p = pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""));
+    if (!p || !reg) return p;
+    /* Tell the registry about the chunks built so far; later ones it hears of as they come. */
+    for (uint32_t c = 0; c < p->chunk_count; c++) {
+        const sp__chunk *ch = &p->chunks[c];
+        if (!ch->count) continue;
+        uintptr_t lo = (uintptr_t)ch->items;
+        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
+            while (c-- > 0)
+                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
+            sp__log(p, SP__MSG_NOMEM, "registry index");
+            sp_pool_destroy(p);
+            return NULL;
+        }
+    }
+    p->registry = reg;
+    return p;
+}
+
+sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL); }
+
+/* Takes every member out of its list and disposes it; leased members' lives end. */
+static size_t dispose_all(sp_pool *p) {
+    size_t n = 0;
+    for (;;) {
+        uint32_t idx;
+        sp__slot *s;
+        bool was_leased;
+        if (p->lease_head != SP__NIL) {
+            idx = p->lease_head;
+            s = slot_at(p, idx);
+            lease_unlink(p, s);
+            p->leased--;
+            was_leased = true;
+        } else if (p->free_head != SP__NIL) {
+            idx = p->free_head;
+            s = slot_at(p, idx);
+            p->free_head = s->next;
+            was_leased = false;
+        } else {
+            break;
+        }
+        member_dispose(p, idx, s, was_leased);
+        n++;
+    }
+    return n;
+}
+
+void sp_pool_destroy(sp_pool *pool) {
+    if (!pool) return;
+    if (pool->hook_depth > 0 || pool->destroying) {
+        sp__log(pool, SP__MSG_IN_HOOK, "sp_pool_destroy");
+        return;
+    }
+    sp_pool *p = pool;
+    if (p->leased) sp__log(p, SP__MSG_LEAKED, p->leased);
+    p->destroying = true;
+    dispose_all(p);
+    if (p->registry) {
+        sp__registry_forget(p->registry, p);
+        p->registry = NULL;
+    }
+    sp__tag_release(p->tag);
+    if (p->fixed) return;
+    for (uint32_t c = 0; c < p->chunk_count; c++) pool_free(p, p->chunks[c].mem, p->chunks[c].mem_size);
+    pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
+    pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
+    sp_allocator a = p->allocator;
+    a.free(p, sizeof *p, a.user);
+}
+
+size_t sp_prewarm(sp_pool *pool, size_t n) {
+    if (!pool || pool->destroying) return 0;
+    size_t built = 0;
+    while (built < n && (pool->max == 0 || pool->size < pool->max)) {
+        uint32_t idx = member_build(pool, false);
+        if (idx == SP__NIL) break;
+        free_push(pool, idx, slot_at(pool, idx));
+        built++;
+    }
+    return built;
+}
+
+size_t sp_trim(sp_pool *pool, size_t keep_free) {
+    if (!pool) return 0;
+    sp_pool *p = pool;
+    if (p->hook_depth > 0 || p->destroying) {
+        sp__log(p, SP__MSG_IN_HOOK, "sp_trim");
+        return 0;
+    }
+    size_t free_count = 0;
+    for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) free_count++;
+    size_t to_dispose = free_count > keep_free ? free_count - keep_free : 0;
+
+    /* Mark victims from the highest slots down, so that whole chunks empty out. BUSY on a free
+       member is the mark: no hook can be running on a free member. */
+    size_t marked = 0;
+    for (uint32_t c = p->chunk_count; c-- > 0 && marked < to_dispose;) {
+        sp__chunk *ch = &p->chunks[c];
+        for (uint32_t i = ch->count; i-- > 0 && marked < to_dispose;) {
+            if ((ch->slots[i].word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
+                ch->slots[i].word |= SP__BUSY;
+                marked++;
+            }
+        }
+    }
+    /* Split the free list into keepers and victims (chained through prev) before any hook. */
+    uint32_t victims = SP__NIL, keep_head = SP__NIL, keep_tail = SP__NIL;
+    for (uint32_t i = p->free_head; i != SP__NIL;) {
+        sp__slot *s = slot_at(p, i);
+        uint32_t next = s->next;
+        if (s->word & SP__BUSY) {
+            s->prev = victims;
+            victims = i;
+        } else {
+            s->next = SP__NIL;
+            if (keep_tail == SP__NIL)
+                keep_head = i;
+            else
+                slot_at(p, keep_tail)->next = i;
+            keep_tail = i;
+        }
+        i = next;
+    }
+    p->free_head = keep_head;
+    size_t disposed = 0;
+    for (uint32_t i = victims; i != SP__NIL;) {
+        sp__slot *s = slot_at(p, i);
+        uint32_t next = s->prev;
+        s->word &= ~(uint32_t)SP__BUSY;
+        s->prev = SP__NIL;
+        member_dispose(p, i, s, false);
+        disposed++;
+        i = next;
+    }
+    chunks_release_empty(p);
+    return disposed;
+}
+
+size_t sp_clear(sp_pool *pool) {
+    if (!pool) return 0;
+    if (pool->hook_depth > 0 || pool->destroying) {
+        sp__log(pool, SP__MSG_IN_HOOK, "sp_clear");
+        return 0;
+    }
+    size_t n = dispose_all(pool);
+    chunks_release_empty(pool);
+    return n;
+}
+
+sp_result sp_set_max(sp_pool *pool, size_t max) {
+    if (!pool) return SP_ERR_INVALID;
+    if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
+    if (pool->fixed && (max == 0 || max > pool->capacity)) max = pool->capacity;
+    pool->max = max;
+    return SP_OK;
+}
+
+const char *sp_pool_name(const sp_pool *pool) { return pool ? pool->name : NULL; }
+
+/* ---------------------------------------------------------------------------------------------
+   Acquire / Release
+   ------------------------------------------------------------------------------------------ */
+
+/* Ends a leased member's life (it is already out of the lease list and on_release has run):
+   it joins the free list, or retires when its counter is exhausted. */
+static inline void life_end_to_free(sp_pool *p, uint32_t idx, sp__slot *s) {
+    if (SP__UNLIKELY(sp__life(s) == SP__LIFE_MAX)) {
+        member_retire(p, idx, s);
+        return;
+    }
+    s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, now free */
+    free_push(p, idx, s);
+}
+
+static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
+    lease_append(p, idx, s);
+    s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__LEASED;
+    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
+    p->acquired++;
+    void *item = item_at(p, idx);
+    if (p->on_acquire) run_on_acquire(p, s, item, arg);
+    return item;
+}
+
+/* The leased member a reclaim takes: the lowest priority (the oldest on ties), or the oldest;
+   never one that a hook is processing. */
+static uint32_t reclaim_victim(const sp_pool *p) {
+    uint32_t best = SP__NIL;
+    double best_priority = 0.0;
+    for (uint32_t i = p->lease_head; i != SP__NIL;) {
+        const sp__slot *s = slot_at(p, i);
+        if (!(s->word & SP__BUSY)) {
+            if (!p->priority) return i;
+            double pr = p->priority(item_at(p, i), p->user);
+            if (best == SP__NIL || pr < best_priority) {
+                best = i;
+                best_priority = pr;
+            }
+        }
+        i = s->next;
+    }
+    return best;
+}
+
+static void *acquire_slow(sp_pool *p, const void *arg, bool force);
+
+static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = reclaim_victim(p);
+    if (idx == SP__NIL) {
+        sp__log(p, SP__MSG_NOT_RECLAIMABLE);
+        p->dropped++;
+        return NULL;
+    }
+    sp__slot *s = slot_at(p, idx);
+    void *item = item_at(p, idx);
+    lease_unlink(p, s);
+    p->leased--;
+    p->released++;
+    p->reclaimed++;
+    if (p->on_release) run_on_release(p, s, item);
+    if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
+        member_retire(p, idx, s);
+        return acquire_slow(p, arg, force);
+    }
+    s->word += 1u << SP__FLAG_BITS; /* next life, still leased */
+    return lease(p, idx, s, arg);
+}
+
+static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) {
+    if (p->free_head != SP__NIL) { /* a hook may have freed one meanwhile */
+        uint32_t idx = p->free_head;
+        sp__slot *s = slot_at(p, idx);
+        p->free_head = s->next;
+        return lease(p, idx, s, arg);
+    }
+    if (p->destroying) {
+        sp__log(p, SP__MSG_DESTROYING);
+        return NULL;
+    }
+    bool past_max = p->max && p->size >= p->max;
+    if (past_max && p->overflow != SP_OVERFLOW_GROW) {
+        if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
+        p->dropped++;
+        return NULL;
+    }
+    uint32_t idx = member_build(p, past_max);
+    if (idx == SP__NIL) {
+        /* A fixed buffer with retired slots has no room left below max: saturated after all. */
+        if (p->fixed && p->lease_head != SP__NIL) {
+            if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
+            p->dropped++;
+        }
+        return NULL;
+    }
+    if (past_max) {
+        p->grown_past_max++;
+        if (p->grown_past_max >= p->grow_warn_at) { /* 1, 2, 4, 8... members past: no spam */
+            sp__log(p, SP__MSG_GROWN, p->max, p->size);
+            p->grow_warn_at *= 2u;
+        }
+    }
+    /* create may have acquired members of this pool meanwhile; this one is still ours. */
+    return lease(p, idx, slot_at(p, idx), arg);
+}
+
+static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = p->free_head;
+    if (SP__UNLIKELY(idx == SP__NIL)) return acquire_slow(p, arg, force);
+    sp__slot *s = slot_at(p, idx);
+    p->free_head = s->next;
+    return lease(p, idx, s, arg);
+}
+
+void *sp_acquire(sp_pool *pool) { return pool ? acquire_fast(pool, NULL, false) : NULL; }
+
+void *sp_acquire_with(sp_pool *pool, const void *arg) {
+    return pool ? acquire_fast(pool, arg, false) : NULL;
+}
+
+void *sp_acquire_force(sp_pool *pool, const void *arg) {
+    return pool ? acquire_fast(pool, arg, true) : NULL;
+}
+
+static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *item) {
+    if (idx == SP__NIL) {
+        sp__log(p, SP__MSG_FOREIGN, item);
+        return SP_ERR_FOREIGN;
+    }
+    const sp__slot *s = slot_at(p, idx);
+    if (sp__state(s) == SP__LEASED && (s->word & SP__BUSY)) {
+        sp__log(p, SP__MSG_REENTER, item);
+        return SP_ERR_NOT_LEASED;
+    }
+    if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) {
+        sp__log(p, SP__MSG_FOREIGN, item);
+        return SP_ERR_FOREIGN;
+    }
+    sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
+    return SP_ERR_NOT_LEASED;
+}
+
+sp_result sp_release(sp_pool *pool, void *item) {
+    if (!item) return SP_OK;
+    if (!pool) return SP_ERR_INVALID;
+    uint32_t idx = index_of(pool, item);
+    sp__slot *s = idx != SP__NIL ? slot_at(pool, idx) : NULL;
+    if (SP__UNLIKELY(!s || (s->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED))
+        return release_refused(pool, idx, item);
+    lease_unlink(pool, s);
+    pool->leased--;
+    pool->released++;
+    if (pool->on_release) run_on_release(pool, s, item);
+    life_end_to_free(pool, idx, s);
+    return SP_OK;
+}
+
+size_t sp_release_all(sp_pool *pool) {
+    if (!pool) return 0;
+    size_t n = 0;
+    /* Release from the head, skipping members whose own hooks are running (a release_all
+       called from a hook). Hooks may release others meanwhile: re-read the head each time. */
+    uint32_t idx = pool->lease_head;
+    while (idx != SP__NIL) {
+        sp__slot *s = slot_at(pool, idx);
+        if (s->word & SP__BUSY) {
+            idx = s->next;
+            continue;
+        }
+        sp_release(pool, item_at(pool, idx));
+        n++;
+        idx = pool->lease_head;
+        while (idx != SP__NIL && (slot_at(pool, idx)->word & SP__BUSY)) idx = slot_at(pool, idx)->next;
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Handles
+   ------------------------------------------------------------------------------------------ */
+
+sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
+    sp_handle h = {0};
+    if (!pool || !item) return h;
+    uint32_t idx = index_of(pool, item);
+    if (idx == SP__NIL) return h;
+    const sp__slot *s = slot_at(pool, idx);
+    if (sp__state(s) != SP__LEASED) return h;
+    h.id = (uint64_t)sp__life(s) << (SP__SLOT_BITS + SP__TAG_BITS) |
+           (uint64_t)pool->tag << SP__SLOT_BITS | idx;
+    return h;
+}
+
+void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+    if (!pool) return NULL;
+    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
+    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
+    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
+    uint32_t c = idx >> pool->chunk_shift;
+    if (tag != pool->tag || c >= pool->chunk_count) return NULL;
+    const sp__chunk *ch = &pool->chunks[c];
+    uint32_t i = idx & pool->chunk_mask;
+    if (i >= ch->count) return NULL;
+    if ((ch->slots[i].word & ~(uint32_t)SP__BUSY) != (life << SP__FLAG_BITS | SP__LEASED)) return NULL;
+    return ch->items + (size_t)i * pool->stride;
+}
+
+bool sp_is_leased(const sp_pool *pool, const void *item) {
+    if (!pool || !item) return false;
+    uint32_t idx = index_of(pool, item);
+    return idx != SP__NIL && sp__state(slot_at(pool, idx)) == SP__LEASED;
+}
+
+bool sp__pool_has_member(const sp_pool *pool, const void *item) {
+    uint32_t idx = index_of(pool, item);
+    if (idx == SP__NIL) return false;
+    uint32_t st = sp__state(slot_at(pool, idx));
+    return st == SP__FREE || st == SP__LEASED;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Iteration
+   ------------------------------------------------------------------------------------------ */
+
+void *sp_first(const sp_pool *pool) {
+    if (!pool || pool->lease_head == SP__NIL) return NULL;
+    return item_at(pool, pool->lease_head);
+}
+
+void *sp_next(const sp_pool *pool, const void *item) {
+    if (!pool || !item) return NULL;
+    uint32_t idx = index_of(pool, item);
+    if (idx == SP__NIL) return NULL;
+    const sp__slot *s = slot_at(pool, idx);
+    /* A member in its on_release hook is already out of the list: its links are stale. */
+    if (sp__state(s) != SP__LEASED || (s->word & SP__BUSY) || s->next == SP__NIL) return NULL;
+    return item_at(pool, s->next);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Stats
+   ------------------------------------------------------------------------------------------ */
+
+void sp_stats_get(const sp_pool *pool, sp_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!pool) return;
+    out->size = pool->size;
+    out->leased = pool->leased;
+    out->free = pool->size >= pool->leased ? pool->size - pool->leased : 0;
+    out->max = pool->max;
+    out->peak_leased = pool->peak_leased;
+    out->bytes = pool->bytes;
+    out->created = pool->created;
+    out->disposed = pool->disposed;
+    out->acquired = pool->acquired;
+    out->released = pool->released;
+    out->reclaimed = pool->reclaimed;
+    out->dropped = pool->dropped;
+    out->grown_past_max = pool->grown_past_max;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   White-box checks
+   ------------------------------------------------------------------------------------------ */
+
+void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life) {
+    uint32_t idx = index_of(pool, item);
+    SP_ASSERT(idx != SP__NIL && life >= 1u && life <= SP__LIFE_MAX);
+    sp__slot *s = slot_at(pool, idx);
+    s->word = life << SP__FLAG_BITS | (s->word & ((1u << SP__FLAG_BITS) - 1u));
+}
+
+bool sp__pool_check(const sp_pool *p) {
+    size_t leased = 0, free_n = 0, built = 0, reserved = 0;
+    uint32_t prev = SP__NIL;
+    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
+        const sp__slot *s = slot_at(p, i);
+        if (sp__state(s) != SP__LEASED || s->prev != prev) return false;
+        prev = i;
+        if (++leased > p->reserved) return false;
+    }
+    if (prev != p->lease_tail) return false;
+    for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) {
+        if (sp__state(slot_at(p, i)) != SP__FREE) return false;
+        if (++free_n > p->reserved) return false;
+    }
+    for (uint32_t c = 0; c < p->chunk_count; c++) {
+        const sp__chunk *ch = &p->chunks[c];
+        uint32_t b = 0;
+        for (uint32_t i = 0; i < ch->count; i++) {
+            uint32_t st = sp__state(&ch->slots[i]);
+            if (st == SP__FREE || st == SP__LEASED) b++;
+            if (index_of(p, ch->items + (size_t)i * p->stride) != ((c << p->chunk_shift) | i)) return false;
+        }
+        if (b != ch->built) return false;
+        built += b;
+        reserved += ch->count;
+    }
+    return leased == p->leased && built == p->size && leased + free_n == p->size &&
+           reserved == p->reserved && p->created - p->disposed == p->size;
+}

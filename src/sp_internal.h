@@ -1,0 +1,187 @@
+/* sp_internal.h -- what the pool, the registry and the support code share, and what white-box
+   tests may look at. Nothing here is part of the public API. */
+#ifndef SP_INTERNAL_H
+#define SP_INTERNAL_H
+
+#include <spawnpool.h>
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Programmer errors the library cannot survive (a corrupted pool). Override to hook your own. */
+#ifndef SP_ASSERT
+#  include <assert.h>
+#  define SP_ASSERT(c) assert(c)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define SP__LIKELY(x) __builtin_expect(!!(x), 1)
+#  define SP__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define SP__NOINLINE __attribute__((noinline))
+#  define SP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define SP__LIKELY(x) (x)
+#  define SP__UNLIKELY(x) (x)
+#  define SP__NOINLINE
+#  define SP__PRINTF(f, a)
+#endif
+
+/* ---- handle bits (documented in spawnpool.h, HANDLES) ----------------------------------- */
+#define SP__SLOT_BITS 24u
+#define SP__TAG_BITS 12u
+#define SP__LIFE_BITS 28u
+#define SP__SLOT_LIMIT (1u << SP__SLOT_BITS)         /* slot indices are below this */
+#define SP__TAG_MAX ((1u << SP__TAG_BITS) - 1u)      /* tags 1..4095; 0 is never used */
+#define SP__LIFE_MAX ((1u << SP__LIFE_BITS) - 1u)    /* last life a slot may have */
+#define SP__NIL UINT32_MAX                           /* "no slot" in links */
+
+/* ---- per-slot bookkeeping: 12 bytes a member --------------------------------------------
+   word = life << 4 | flags. `life` is the slot's current life (the one a handle names while the
+   member is leased; the next one to hand out while it is free). prev/next link the member into
+   exactly one list: the lease list (doubly linked, oldest acquisition at the head), or the free
+   list / the unbuilt list (singly linked through next). */
+enum {
+    SP__UNBUILT = 0u, /* memory reserved, no member built */
+    SP__FREE = 1u,    /* built, ready to hand out */
+    SP__LEASED = 2u,  /* handed out */
+    SP__RETIRED = 3u, /* life counter exhausted: never used again */
+    SP__STATE_MASK = 3u,
+    SP__BUSY = 4u, /* a hook is running on this member: it must not be released or reclaimed */
+    SP__FLAG_BITS = 4u
+};
+
+typedef struct sp__slot {
+    uint32_t word;
+    uint32_t prev;
+    uint32_t next;
+} sp__slot;
+
+static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }
+static inline uint32_t sp__state(const sp__slot *s) { return s->word & SP__STATE_MASK; }
+
+/* One allocation: `count` members, then their slots. Slot index = number << chunk_shift | i. A
+   freed chunk keeps its record (items == NULL, count == 0) so that its number remembers the
+   life its slots must start from if the number is used again. */
+typedef struct sp__chunk {
+    unsigned char *items;
+    sp__slot *slots;
+    uint32_t count;      /* slots in this chunk, 0 when freed */
+    uint32_t built;      /* members built in it */
+    uint32_t life_floor; /* first life of its slots; > SP__LIFE_MAX: the number is used up */
+    void *mem;           /* the allocation (NULL in fixed-buffer mode or when freed) */
+    size_t mem_size;
+} sp__chunk;
+
+/* Address-block -> chunk map for recognising members in expected O(1): every block of
+   2^block_shift bytes that a chunk's members overlap has an entry (a chunk spans at most 2). */
+typedef struct sp__bucket {
+    uintptr_t block;
+    uint32_t chunk; /* SP__NIL: empty */
+} sp__bucket;
+
+#define SP__NAME_CAP 48
+
+struct sp_pool {
+    /* hot: acquire / release touch these */
+    uint32_t free_head;
+    uint32_t lease_head, lease_tail;
+    uint32_t chunk_shift;
+    uint32_t chunk_mask;
+    uint32_t stride_rot; /* stride = odd << stride_rot */
+    uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
+    size_t stride;
+    sp__chunk *chunks;
+    sp__bucket *buckets;
+    uint32_t bucket_bits; /* 0: no map, the only chunk is number 0 (fixed-buffer mode) */
+    uint32_t block_shift;
+    size_t leased, peak_leased;
+    uint64_t acquired, released;
+    sp_acquire_fn on_acquire;
+    sp_release_fn on_release;
+    void *user;
+
+    /* cold */
+    uint32_t unbuilt_head;
+    uint32_t chunk_count, chunk_cap; /* numbers in use (freed included), table capacity */
+    uint32_t bucket_used;
+    uint32_t tag;
+    size_t size;     /* built members */
+    size_t reserved; /* slots in live chunks */
+    size_t max;
+    size_t chunk_items;
+    size_t item_size, item_align;
+    size_t bytes;
+    uint64_t created, disposed, reclaimed, dropped, grown_past_max;
+    uint64_t grow_warn_at; /* next grown_past_max value that logs a warning */
+    sp_overflow overflow;
+    sp_create_fn create;
+    sp_dispose_fn dispose;
+    sp_priority_fn priority;
+    sp_allocator allocator;
+    sp_logger logger;
+    int hook_depth;   /* hooks of this pool running right now */
+    bool destroying;
+    bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
+    size_t capacity;  /* fixed-buffer mode: members that fit */
+    sp_registry *registry;
+    char name[SP__NAME_CAP];
+};
+
+/* ---- log lines, one table (level, format) --------------------------------------------- */
+#define SP__MSG_LIST(X)                                                                          \
+    X(MSG_NULL_DESC, SP_LOG_ERROR, "sp_pool_create: desc is NULL")                                 \
+    X(MSG_BAD_DESC, SP_LOG_ERROR, "sp_pool_create: invalid descriptor: %s")                        \
+    X(MSG_NOMEM, SP_LOG_ERROR, "out of memory: %s")                                                \
+    X(MSG_NO_TAG, SP_LOG_ERROR, "sp_pool_create: more than 4095 pools alive at once")              \
+    X(MSG_DOUBLE_RELEASE, SP_LOG_WARN, "release of %p: member is not leased (double release?)")    \
+    X(MSG_FOREIGN, SP_LOG_WARN, "release of %p: not the start of a member of this pool")           \
+    X(MSG_REENTER, SP_LOG_WARN, "release of %p: a hook is processing this member (re-entry)")      \
+    X(MSG_GROWN, SP_LOG_WARN, "grew past max %zu: %zu members (max is a soft budget under GROW)")  \
+    X(MSG_LEAKED, SP_LOG_WARN, "destroyed with %zu member(s) still leased (leaked)")               \
+    X(MSG_RETIRED, SP_LOG_INFO, "slot %u retired: its life counter is exhausted")                  \
+    X(MSG_SLOTS_FULL, SP_LOG_ERROR, "cannot grow: a pool holds at most 16777216 slots")            \
+    X(MSG_IN_HOOK, SP_LOG_WARN, "%s called from one of this pool's hooks: refused")                \
+    X(MSG_DESTROYING, SP_LOG_WARN, "acquire while the pool is being destroyed: refused")           \
+    X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")
+
+#define SP__MSG_ENUM(id, level, fmt) SP__##id,
+typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
+#undef SP__MSG_ENUM
+
+/* Logs message `msg` (with printf arguments) through the pool's logger, or through the
+   default logger when pool is NULL. */
+void sp__log(const sp_pool *pool, sp__msg msg, ...);
+/* Same, with an explicit logger and name (for descriptors that never became a pool). */
+void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...);
+void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap);
+
+/* The C library allocator behind a zeroed sp_allocator. */
+void *sp__default_alloc(size_t size, size_t align, void *user);
+void sp__default_free(void *ptr, size_t size, void *user);
+
+/* Pool tags, unique among live pools (thread-safe). 0 when all 4095 are taken. */
+uint32_t sp__tag_acquire(void);
+void sp__tag_release(uint32_t tag);
+
+/* ---- between pool.c and registry.c ---------------------------------------------------- */
+/* Creates a pool that belongs to reg (NULL: none) from the start, so that its first chunks are
+   already in the registry's address index. */
+sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *default_name);
+/* The registry learns about a pool's chunk [lo, hi) / forgets it. */
+sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo, uintptr_t hi);
+void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo);
+/* A pool destroyed directly (not through the registry) leaves its registry. */
+void sp__registry_forget(sp_registry *reg, sp_pool *pool);
+/* True when item is the start of a built member of pool. O(1) expected. */
+bool sp__pool_has_member(const sp_pool *pool, const void *item);
+
+/* ---- white-box test hooks ------------------------------------------------------------- */
+/* Sets the life counter of the slot holding item (a built member), to test exhaustion. */
+void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
+/* Checks every internal invariant (lists, counts, states); returns false and logs on error.
+   O(size). */
+bool sp__pool_check(const sp_pool *pool);
+
+#endif
