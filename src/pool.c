@@ -42,11 +42,9 @@ static inline uint32_t bucket_of(uintptr_t block, uint32_t bits) {
     return (uint32_t)(((uint64_t)block * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - bits));
 }
 
-/* The slot index of the member starting at item, or SP__NIL for anything that is not the start
-   of one of this pool's slots. Reads only the pool's own bookkeeping. */
-static inline uint32_t index_of(const sp_pool *p, const void *item) {
-    uintptr_t a = (uintptr_t)item;
-    if (p->bucket_bits == 0) return p->chunk_count ? index_in_chunk(p, 0, a) : SP__NIL;
+/* The address map's answer for a, or SP__NIL. */
+static uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
+    if (p->bucket_bits == 0) return SP__NIL; /* fixed-buffer mode: chunk 0 is the only one */
     uintptr_t block = a >> p->block_shift;
     uint32_t mask = (1u << p->bucket_bits) - 1u;
     for (uint32_t b = bucket_of(block, p->bucket_bits);; b = (b + 1u) & mask) {
@@ -57,6 +55,22 @@ static inline uint32_t index_of(const sp_pool *p, const void *item) {
             if (idx != SP__NIL) return idx;
         }
     }
+}
+
+/* The slot index of the member starting at item, or SP__NIL for anything that is not the start
+   of one of this pool's slots. Reads only the pool's own bookkeeping. Members released together
+   tend to share a chunk, so the chunk of the last hit is tried before the map. */
+static inline uint32_t index_of(const sp_pool *p, const void *item) {
+    uint32_t idx = index_in_chunk(p, p->hint_chunk, (uintptr_t)item);
+    return SP__LIKELY(idx != SP__NIL) ? idx : index_mapped(p, (uintptr_t)item);
+}
+
+static inline uint32_t index_of_hinted(sp_pool *p, const void *item) {
+    uint32_t idx = index_in_chunk(p, p->hint_chunk, (uintptr_t)item);
+    if (SP__LIKELY(idx != SP__NIL)) return idx;
+    idx = index_mapped(p, (uintptr_t)item);
+    if (idx != SP__NIL) p->hint_chunk = idx >> p->chunk_shift;
+    return idx;
 }
 
 static void *pool_alloc(sp_pool *p, size_t size, size_t align) {
@@ -207,6 +221,11 @@ static size_t chunk_slots_offset(const sp_pool *p, uint32_t count) {
     return (items + _Alignof(sp__slot) - 1u) & ~(size_t)(_Alignof(sp__slot) - 1u);
 }
 
+/* Bytes of one heap chunk of `count` members (the allocation starts at its first member). */
+static size_t chunk_mem_size(const sp_pool *p, uint32_t count) {
+    return chunk_slots_offset(p, count) + (size_t)count * sizeof(sp__slot);
+}
+
 static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, sp__slot *slots,
                        uint32_t count) {
     sp__chunk *ch = &p->chunks[c];
@@ -221,6 +240,23 @@ static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, sp__slot *s
         unbuilt_push(p, (c << p->chunk_shift) | i, &slots[i]);
     }
     p->reserved += count;
+}
+
+/* Doubles the chunk table (zeroed records: a lookup in an unused record finds nothing). */
+static bool chunk_table_grow(sp_pool *p) {
+    uint32_t cap = p->chunk_cap ? p->chunk_cap * 2u : 4u;
+    sp__chunk *table = (sp__chunk *)pool_alloc(p, cap * sizeof *table, _Alignof(sp__chunk));
+    if (!table) {
+        sp__log(p, SP__MSG_NOMEM, "chunk table");
+        return false;
+    }
+    memset(table, 0, cap * sizeof *table);
+    if (p->chunks) memcpy(table, p->chunks, p->chunk_count * sizeof *table);
+    pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
+    p->bytes += (cap - p->chunk_cap) * sizeof *table;
+    p->chunks = table;
+    p->chunk_cap = cap;
+    return true;
 }
 
 /* Reserves a new chunk (heap mode). Returns false, with the pool unchanged, on failure. */
@@ -242,23 +278,10 @@ static bool chunk_add(sp_pool *p, bool past_max) {
         want = p->max - p->reserved;
     uint32_t count = (uint32_t)want;
 
-    if (c == p->chunk_count && c == p->chunk_cap) {
-        uint32_t cap = p->chunk_cap ? p->chunk_cap * 2u : 4u;
-        sp__chunk *table = (sp__chunk *)pool_alloc(p, cap * sizeof *table, _Alignof(sp__chunk));
-        if (!table) {
-            sp__log(p, SP__MSG_NOMEM, "chunk table");
-            return false;
-        }
-        memset(table, 0, cap * sizeof *table);
-        if (p->chunks) memcpy(table, p->chunks, p->chunk_count * sizeof *table);
-        pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
-        p->bytes += (cap - p->chunk_cap) * sizeof *table;
-        p->chunks = table;
-        p->chunk_cap = cap;
-    }
+    if (c == p->chunk_count && c == p->chunk_cap && !chunk_table_grow(p)) return false;
 
     size_t slots_off = chunk_slots_offset(p, count);
-    size_t mem_size = slots_off + (size_t)count * sizeof(sp__slot);
+    size_t mem_size = chunk_mem_size(p, count);
     size_t align = p->item_align > _Alignof(sp__slot) ? p->item_align : _Alignof(sp__slot);
     unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, align);
     if (!mem) {
@@ -293,8 +316,6 @@ static bool chunk_add(sp_pool *p, bool past_max) {
         sp__log(p, SP__MSG_NOMEM, "address map");
         return false;
     }
-    ch->mem = mem;
-    ch->mem_size = mem_size;
     p->bytes += mem_size;
     chunk_init(p, c, mem, (sp__slot *)(void *)(mem + slots_off), count);
     return true;
@@ -316,9 +337,8 @@ static void chunks_release_empty(sp_pool *p) {
         }
         if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)ch->items);
         p->reserved -= ch->count;
-        p->bytes -= ch->mem_size;
-        pool_free(p, ch->mem, ch->mem_size);
-        ch->mem = NULL;
+        p->bytes -= chunk_mem_size(p, ch->count);
+        pool_free(p, ch->items, chunk_mem_size(p, ch->count));
         ch->items = NULL;
         ch->slots = NULL;
         ch->count = 0;
@@ -601,8 +621,11 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
         /* Blocks at least as large as a chunk: a chunk then overlaps at most two of them. */
         p->block_shift = log2_ceil(l.chunk_items * l.stride);
         p->bytes = sizeof *p;
-        if (!buckets_rebuild(p, 2)) {
+        /* The table exists from the start so that the hot path's chunk hint always points at
+           a readable record. */
+        if (!buckets_rebuild(p, 2) || !chunk_table_grow(p)) {
             sp__log(p, SP__MSG_NOMEM, "address map");
+            pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
             a.free(p, sizeof *p, a.user);
             return NULL;
         }
@@ -689,7 +712,8 @@ void sp_pool_destroy(sp_pool *pool) {
     }
     sp__tag_release(p->tag);
     if (p->fixed) return;
-    for (uint32_t c = 0; c < p->chunk_count; c++) pool_free(p, p->chunks[c].mem, p->chunks[c].mem_size);
+    for (uint32_t c = 0; c < p->chunk_count; c++)
+        if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
     pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
     pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
     sp_allocator a = p->allocator;
@@ -792,17 +816,21 @@ const char *sp_pool_name(const sp_pool *pool) { return pool ? pool->name : NULL;
 /* Ends a leased member's life (it is already out of the lease list and on_release has run):
    it joins the free list, or retires when its counter is exhausted. */
 static inline void life_end_to_free(sp_pool *p, uint32_t idx, sp__slot *s) {
-    if (SP__UNLIKELY(sp__life(s) == SP__LIFE_MAX)) {
+    /* Next life, now free. The addition carries out of the word exactly when the life counter
+       was at its last value: then the slot retires instead. */
+    uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+    uint32_t word = s->word + step;
+    if (SP__UNLIKELY(word < step)) {
         member_retire(p, idx, s);
         return;
     }
-    s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, now free */
+    s->word = word;
     free_push(p, idx, s);
 }
 
 static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
     lease_append(p, idx, s);
-    s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__LEASED;
+    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
     if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
     p->acquired++;
     void *item = item_at(p, idx);
@@ -850,7 +878,7 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
         member_retire(p, idx, s);
         return acquire_slow(p, arg, force);
     }
-    s->word += 1u << SP__FLAG_BITS; /* next life, still leased */
+    s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, free for a moment */
     return lease(p, idx, s, arg);
 }
 
@@ -928,11 +956,11 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
 }
 
 sp_result sp_release(sp_pool *pool, void *item) {
-    if (!item) return SP_OK;
-    if (!pool) return SP_ERR_INVALID;
-    uint32_t idx = index_of(pool, item);
-    sp__slot *s = idx != SP__NIL ? slot_at(pool, idx) : NULL;
-    if (SP__UNLIKELY(!s || (s->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED))
+    if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
+    uint32_t idx = index_of_hinted(pool, item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
+    sp__slot *s = slot_at(pool, idx);
+    if (SP__UNLIKELY((s->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED))
         return release_refused(pool, idx, item);
     lease_unlink(pool, s);
     pool->leased--;

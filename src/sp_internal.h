@@ -61,17 +61,17 @@ typedef struct sp__slot {
 static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }
 static inline uint32_t sp__state(const sp__slot *s) { return s->word & SP__STATE_MASK; }
 
-/* One allocation: `count` members, then their slots. Slot index = number << chunk_shift | i. A
-   freed chunk keeps its record (items == NULL, count == 0) so that its number remembers the
-   life its slots must start from if the number is used again. */
+/* One allocation, starting at its first member: `count` members, then their slots. Slot index
+   = number << chunk_shift | i. A freed chunk keeps its record (items == NULL, count == 0) so
+   that its number remembers the life its slots must start from if the number is used again.
+   32 bytes, so that the hot path indexes the table with a shift. */
 typedef struct sp__chunk {
     unsigned char *items;
     sp__slot *slots;
     uint32_t count;      /* slots in this chunk, 0 when freed */
     uint32_t built;      /* members built in it */
     uint32_t life_floor; /* first life of its slots; > SP__LIFE_MAX: the number is used up */
-    void *mem;           /* the allocation (NULL in fixed-buffer mode or when freed) */
-    size_t mem_size;
+    uint32_t unused;
 } sp__chunk;
 
 /* Address-block -> chunk map for recognising members in expected O(1): every block of
@@ -87,6 +87,7 @@ struct sp_pool {
     /* hot: acquire / release touch these */
     uint32_t free_head;
     uint32_t lease_head, lease_tail;
+    uint32_t hint_chunk; /* chunk of the last member found: tried before the address map */
     uint32_t chunk_shift;
     uint32_t chunk_mask;
     uint32_t stride_rot; /* stride = odd << stride_rot */
