@@ -1,0 +1,1102 @@
+/* fuzz_pool.c -- model-based fuzzing of spawnpool (libFuzzer).
+
+   The input is decoded into a registry of a few pools (every overflow policy, any subset of the
+   hooks, with or without a priority hook, heap or fixed-buffer mode, tiny max and chunk sizes so
+   that growth, saturation and trim happen within a few operations) and then into a sequence of
+   operations. Each operation is applied to spawnpool and to a reference model kept here, written
+   with plain arrays and linear scans so that it is obviously right. After every operation the two
+   are compared: stats and counters, the leased set and its acquisition order (sp_first/sp_next),
+   handle validity (current, stale, foreign and forged handles), hook calls and their order,
+   member contents across lives, allocator traffic and log lines. Any disagreement prints what
+   differed and traps, so libFuzzer saves the input.
+
+   The model does not guess what the contract leaves open (which free member is handed out, which
+   free members trim disposes): it accepts any answer the contract allows and learns from it.
+   Members prewarmed by a pool without a `create` hook have no pointer the model could know yet;
+   they are counted as anonymous until an acquisition names them.
+
+   Semantics come from include/spawnpool.h and issue 2 ("Semantics"). Build: tests/fuzz/
+   CMakeLists.txt (clang only); run: `make fuzz` (or briefly in `make test`). */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign under -std=c11 */
+#include <spawnpool.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FZ_POOLS 4          /* pool slots in the registry */
+#define FZ_MEMBERS 192      /* model capacity per pool; operations that could pass it are skipped */
+#define FZ_STALE 48         /* remembered handles of ended lives, per pool */
+#define FZ_DEAD 16          /* remembered pointers of disposed members, per pool */
+#define FZ_EVENTS 512       /* hook calls recorded during one operation */
+#define FZ_OPS 320          /* operations per input */
+#define FZ_BLOCKS 1024      /* live allocator blocks per pool */
+
+/* ---------------------------------------------------------------------------------------------
+   Failure reporting
+   ------------------------------------------------------------------------------------------ */
+
+static int fz_op_index;
+static const char *fz_op_name = "setup";
+
+static void fz_fail(const char *what, int line) {
+    fprintf(stderr, "fuzz_pool: MISMATCH (fuzz_pool.c:%d) during op #%d %s: %s\n", line,
+            fz_op_index, fz_op_name, what);
+    fflush(stderr);
+    __builtin_trap();
+}
+#define FZ_CHECK(cond, what)                                                                      \
+    do {                                                                                          \
+        if (!(cond)) fz_fail(what, __LINE__);                                                     \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------------
+   Input decoding: the bytes run out into zeros, so every input is a valid program
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct fz_input {
+    const uint8_t *data;
+    size_t size, pos;
+} fz_input;
+
+static unsigned fz_byte(fz_input *in) { return in->pos < in->size ? in->data[in->pos++] : 0u; }
+static int fz_done(const fz_input *in) { return in->pos >= in->size; }
+
+/* ---------------------------------------------------------------------------------------------
+   Allocator: checks the allocator contract (sizes given back, alignment) and can fail on demand
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct fz_block {
+    void *ptr;
+    size_t size;
+} fz_block;
+
+typedef struct fz_alloc {
+    uint64_t calls;
+    size_t live_bytes;
+    size_t nblocks;
+    int fail_armed; /* the next call fails */
+    int fail_hits;  /* calls failed on purpose */
+    fz_block blocks[FZ_BLOCKS];
+} fz_alloc;
+
+static void *fz_alloc_fn(size_t size, size_t align, void *user) {
+    fz_alloc *a = (fz_alloc *)user;
+    a->calls++;
+    FZ_CHECK(align != 0 && (align & (align - 1)) == 0, "allocator asked for a non-power-of-two alignment");
+    if (a->fail_armed) {
+        a->fail_armed = 0;
+        a->fail_hits++;
+        return NULL;
+    }
+    if (a->nblocks == FZ_BLOCKS) return NULL; /* the library must survive this like any failure */
+    if (align < sizeof(void *)) align = sizeof(void *);
+    void *p = NULL;
+    if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
+    a->blocks[a->nblocks].ptr = p;
+    a->blocks[a->nblocks].size = size;
+    a->nblocks++;
+    a->live_bytes += size;
+    return p;
+}
+
+static void fz_free_fn(void *ptr, size_t size, void *user) {
+    fz_alloc *a = (fz_alloc *)user;
+    if (!ptr) return;
+    for (size_t i = a->nblocks; i-- > 0;) {
+        if (a->blocks[i].ptr == ptr) {
+            FZ_CHECK(a->blocks[i].size == size, "free got a size other than the one allocated");
+            a->live_bytes -= size;
+            a->blocks[i] = a->blocks[--a->nblocks];
+            free(ptr);
+            return;
+        }
+    }
+    fz_fail("free of a block this allocator did not hand out (or a double free)", __LINE__);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The model
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct fz_member {
+    unsigned char *ptr;
+    int leased;
+    uint64_t seq;     /* acquisition order: larger is newer */
+    sp_handle handle; /* of the current life when leased */
+    uint64_t serial;  /* what the test wrote into the member in its last life (0: nothing) */
+    unsigned prio;    /* what the priority hook reports */
+} fz_member;
+
+enum { EV_CREATE = 1, EV_ACQUIRE, EV_RELEASE, EV_DISPOSE };
+
+typedef struct fz_event {
+    int kind;
+    void *ptr;
+    const void *arg;
+} fz_event;
+
+enum { HK_CREATE = 1, HK_ACQUIRE = 2, HK_RELEASE = 4, HK_DISPOSE = 8 };
+
+typedef struct fz_pool {
+    sp_pool *pool; /* NULL: slot empty */
+    char name[16];
+    sp_overflow policy;
+    unsigned hooks; /* HK_ bits */
+    int has_priority;
+    int fixed;
+    size_t item_size;
+    size_t limit;     /* effective cap for growth (0: unbounded) */
+    size_t max_set;   /* what stats.max reports */
+    size_t capacity;  /* fixed mode: members the buffer holds */
+    unsigned char *buffer_block;
+    size_t buffer_size;
+    uint64_t tag; /* pool tag bits of its handles, learnt from the first one (0: unknown) */
+
+    fz_member m[FZ_MEMBERS];
+    size_t n;    /* known members */
+    size_t anon; /* free members the model cannot name */
+    uint64_t next_seq;
+    sp_stats expect;
+
+    sp_handle stale[FZ_STALE];
+    size_t stale_n, stale_pos;
+    void *dead[FZ_DEAD];
+    size_t dead_n, dead_pos;
+
+    fz_event ev[FZ_EVENTS];
+    size_t ev_n;
+    int in_hook;
+    int warn_lines; /* WARN and ERROR lines logged */
+    char last_log_pool[32];
+
+    fz_alloc alloc;
+} fz_pool;
+
+static fz_pool fz_pools[FZ_POOLS];
+static sp_registry *fz_reg;
+static int fz_order[FZ_POOLS]; /* registry order of addition: slot indices */
+static size_t fz_order_n;
+static uint64_t fz_serial;
+static int fz_stack_object; /* an address no pool owns */
+static int fz_incarnation;     /* names pools uniquely within one input */
+
+static size_t fz_leased_count(const fz_pool *p) {
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) k += p->m[i].leased ? 1u : 0u;
+    return k;
+}
+
+static fz_member *fz_find(fz_pool *p, const void *ptr) {
+    for (size_t i = 0; i < p->n; i++)
+        if (p->m[i].ptr == ptr) return &p->m[i];
+    return NULL;
+}
+
+static void fz_forget(fz_pool *p, fz_member *mb) {
+    if (p->dead_n < FZ_DEAD) p->dead_n++;
+    p->dead[p->dead_pos] = mb->ptr;
+    p->dead_pos = (p->dead_pos + 1) % FZ_DEAD;
+    *mb = p->m[--p->n];
+}
+
+static void fz_life_ends(fz_pool *p, fz_member *mb) {
+    FZ_CHECK(mb->leased, "model: life ends on a member that is not leased");
+    if (p->stale_n < FZ_STALE) p->stale_n++;
+    p->stale[p->stale_pos] = mb->handle;
+    p->stale_pos = (p->stale_pos + 1) % FZ_STALE;
+    mb->leased = 0;
+    mb->handle = sp_handle_null();
+}
+
+/* The member the RECLAIM rule picks: lowest priority (with the hook), oldest on ties. */
+static fz_member *fz_victim(fz_pool *p) {
+    fz_member *best = NULL;
+    for (size_t i = 0; i < p->n; i++) {
+        fz_member *mb = &p->m[i];
+        if (!mb->leased) continue;
+        if (!best) { best = mb; continue; }
+        if (p->has_priority && mb->prio != best->prio) {
+            if (mb->prio < best->prio) best = mb;
+        } else if (mb->seq < best->seq) {
+            best = mb;
+        }
+    }
+    return best;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Hooks: record what they are called with, and check the member's memory
+   ------------------------------------------------------------------------------------------ */
+
+static void fz_record(fz_pool *p, int kind, void *item, const void *arg) {
+    FZ_CHECK(p->ev_n < FZ_EVENTS, "too many hook calls in one operation");
+    p->ev[p->ev_n].kind = kind;
+    p->ev[p->ev_n].ptr = item;
+    p->ev[p->ev_n].arg = arg;
+    p->ev_n++;
+}
+
+static void fz_hook_create(void *item, void *user) {
+    fz_pool *p = (fz_pool *)user;
+    const unsigned char *b = (const unsigned char *)item;
+    for (size_t i = 0; i < p->item_size; i++) FZ_CHECK(b[i] == 0, "create got a member that is not zeroed");
+    memset(item, 0xC5, p->item_size); /* the constructed state, which must survive every life */
+    fz_record(p, EV_CREATE, item, NULL);
+}
+
+static void fz_hook_acquire(void *item, const void *arg, void *user) {
+    fz_record((fz_pool *)user, EV_ACQUIRE, item, arg);
+}
+
+static void fz_hook_release(void *item, void *user) { fz_record((fz_pool *)user, EV_RELEASE, item, NULL); }
+
+/* With a create hook a member's bytes are known at all times: the fill, with the last serial
+   written over the first bytes. */
+static void fz_check_contents(const fz_pool *p, const fz_member *mb, const char *what) {
+    unsigned char want[64];
+    size_t n = p->item_size < sizeof want ? p->item_size : sizeof want;
+    memset(want, 0xC5, n);
+    if (mb->serial) {
+        for (size_t i = 0; i < n && i < 8; i++) want[i] = (unsigned char)(mb->serial >> (8 * i));
+    }
+    FZ_CHECK(memcmp(mb->ptr, want, n) == 0, what);
+}
+
+static void fz_hook_dispose(void *item, void *user) {
+    fz_pool *p = (fz_pool *)user;
+    if (p->hooks & HK_CREATE) {
+        fz_member *mb = fz_find(p, item);
+        FZ_CHECK(mb != NULL, "dispose got a pointer that is not a member");
+        fz_check_contents(p, mb, "dispose: member contents changed (constructed state lost)");
+    }
+    fz_record(p, EV_DISPOSE, item, NULL);
+}
+
+static double fz_hook_priority(const void *item, void *user) {
+    fz_pool *p = (fz_pool *)user;
+    fz_member *mb = fz_find(p, item);
+    FZ_CHECK(mb != NULL && mb->leased, "priority asked about a member that is not leased");
+    return (double)mb->prio;
+}
+
+static void fz_logger(sp_log_level level, const char *pool_name, const char *message, void *user) {
+    fz_pool *p = (fz_pool *)user;
+    FZ_CHECK(message != NULL && pool_name != NULL, "log line with a NULL name or message");
+    if (level == SP_LOG_INFO) return;
+    p->warn_lines++;
+    snprintf(p->last_log_pool, sizeof p->last_log_pool, "%s", pool_name);
+}
+
+/* Takes the next recorded hook call, which must be `kind` on `ptr` (NULL: any pointer), when
+   that hook is installed. Returns the pointer it was called with. */
+static void *fz_take(fz_pool *p, size_t *pos, int kind, const void *ptr, const char *what) {
+    static const unsigned bit[] = {0, HK_CREATE, HK_ACQUIRE, HK_RELEASE, HK_DISPOSE};
+    if (!(p->hooks & bit[kind])) return NULL;
+    FZ_CHECK(*pos < p->ev_n, what);
+    FZ_CHECK(p->ev[*pos].kind == kind, what);
+    FZ_CHECK(ptr == NULL || p->ev[*pos].ptr == ptr, what);
+    return p->ev[(*pos)++].ptr;
+}
+
+static void fz_events_done(fz_pool *p, size_t pos) {
+    FZ_CHECK(pos == p->ev_n, "unexpected extra hook calls");
+    p->ev_n = 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Comparing the library with the model
+   ------------------------------------------------------------------------------------------ */
+
+#define FZ_SLOT_BITS 24
+#define FZ_TAG_MASK (((uint64_t)0xFFF) << FZ_SLOT_BITS)
+
+static void fz_check_stats(fz_pool *p) {
+    sp_stats s;
+    sp_stats_get(p->pool, &s);
+    size_t leased = fz_leased_count(p);
+    size_t size = p->n + p->anon;
+    FZ_CHECK(s.size == size, "stats.size differs from the model");
+    FZ_CHECK(s.leased == leased, "stats.leased differs from the model");
+    FZ_CHECK(s.free == size - leased, "stats.free differs from the model");
+    FZ_CHECK(s.size == s.leased + s.free, "size != leased + free");
+    FZ_CHECK(s.created - s.disposed == s.size, "created - disposed != size");
+    if (p->fixed && p->max_set == 0) {
+        FZ_CHECK(s.max == 0 || s.max == p->capacity, "stats.max of a fixed pool after set_max(0)");
+    } else {
+        FZ_CHECK(s.max == p->max_set, "stats.max differs from the model");
+    }
+    FZ_CHECK(s.peak_leased == p->expect.peak_leased, "stats.peak_leased differs from the model");
+    FZ_CHECK(s.created == p->expect.created, "stats.created differs from the model");
+    FZ_CHECK(s.disposed == p->expect.disposed, "stats.disposed differs from the model");
+    FZ_CHECK(s.acquired == p->expect.acquired, "stats.acquired differs from the model");
+    FZ_CHECK(s.released == p->expect.released, "stats.released differs from the model");
+    FZ_CHECK(s.reclaimed == p->expect.reclaimed, "stats.reclaimed differs from the model");
+    FZ_CHECK(s.dropped == p->expect.dropped, "stats.dropped differs from the model");
+    FZ_CHECK(s.grown_past_max == p->expect.grown_past_max, "stats.grown_past_max differs from the model");
+    if (p->fixed) {
+        FZ_CHECK(p->alloc.calls == 0, "a fixed-buffer pool called the allocator");
+        FZ_CHECK(s.bytes <= p->buffer_size, "a fixed-buffer pool reports more bytes than its buffer");
+    } else {
+        FZ_CHECK(s.bytes <= p->alloc.live_bytes, "stats.bytes exceeds what the allocator handed out");
+    }
+}
+
+/* Every handle of an ended life, and every live handle of another pool, resolves to NULL. */
+static void fz_check_foreign_handles(fz_pool *p) {
+    for (size_t i = 0; i < p->stale_n; i++)
+        FZ_CHECK(sp_resolve(p->pool, p->stale[i]) == NULL, "a stale handle still resolves");
+    for (int q = 0; q < FZ_POOLS; q++) {
+        fz_pool *o = &fz_pools[q];
+        if (o == p || !o->pool) continue;
+        for (size_t i = 0; i < o->stale_n; i++)
+            FZ_CHECK(sp_resolve(p->pool, o->stale[i]) == NULL, "another pool's stale handle resolves");
+        for (size_t i = 0; i < o->n; i++)
+            if (o->m[i].leased)
+                FZ_CHECK(sp_resolve(p->pool, o->m[i].handle) == NULL, "another pool's handle resolves");
+    }
+}
+
+static void fz_check_pool(fz_pool *p) {
+    if (!p->pool) return;
+    FZ_CHECK(p->ev_n == 0, "hook calls outside of an operation");
+    fz_check_stats(p);
+
+    /* The leased set, oldest acquisition first. */
+    const void *it = sp_first(p->pool);
+    uint64_t after = 0;
+    size_t leased = fz_leased_count(p);
+    for (size_t k = 0; k < leased; k++) {
+        const fz_member *want = NULL;
+        for (size_t i = 0; i < p->n; i++) {
+            const fz_member *mb = &p->m[i];
+            if (mb->leased && mb->seq > after && (!want || mb->seq < want->seq)) want = mb;
+        }
+        FZ_CHECK(want != NULL && it == want->ptr, "sp_first/sp_next order differs from acquisition order");
+        after = want->seq;
+        it = sp_next(p->pool, it);
+    }
+    FZ_CHECK(it == NULL, "sp_next visits more members than are leased");
+
+    for (size_t i = 0; i < p->n; i++) {
+        const fz_member *mb = &p->m[i];
+        FZ_CHECK(sp_is_leased(p->pool, mb->ptr) == (mb->leased != 0), "sp_is_leased differs from the model");
+        FZ_CHECK(sp_registry_owner(fz_reg, mb->ptr) == p->pool, "sp_registry_owner misses a member");
+        sp_handle h = sp_handle_of(p->pool, mb->ptr);
+        if (mb->leased) {
+            FZ_CHECK(sp_handle_eq(h, mb->handle), "sp_handle_of changed within one life");
+            FZ_CHECK(sp_resolve(p->pool, mb->handle) == mb->ptr, "a live handle does not resolve");
+        } else {
+            FZ_CHECK(sp_handle_is_null(h), "sp_handle_of gave a handle for a free member");
+        }
+    }
+    fz_check_foreign_handles(p);
+}
+
+static void fz_check_all_cheap(void) {
+    for (int i = 0; i < FZ_POOLS; i++)
+        if (fz_pools[i].pool) fz_check_stats(&fz_pools[i]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Pool slots: create and destroy
+   ------------------------------------------------------------------------------------------ */
+
+static const size_t fz_item_sizes[8] = {1, 2, 3, 8, 12, 16, 24, 40};
+
+static void fz_desc_hooks(fz_pool *p, sp_desc *d) {
+    d->create = (p->hooks & HK_CREATE) ? fz_hook_create : NULL;
+    d->on_acquire = (p->hooks & HK_ACQUIRE) ? fz_hook_acquire : NULL;
+    d->on_release = (p->hooks & HK_RELEASE) ? fz_hook_release : NULL;
+    d->dispose = (p->hooks & HK_DISPOSE) ? fz_hook_dispose : NULL;
+    d->priority = p->has_priority ? fz_hook_priority : NULL;
+    d->user = p;
+    d->allocator.alloc = fz_alloc_fn;
+    d->allocator.free = fz_free_fn;
+    d->allocator.user = &p->alloc;
+    d->logger.log = fz_logger;
+    d->logger.user = p;
+}
+
+/* Destroy (or registry destroy) ran: dispose once on every member, named or anonymous, in any
+   order. Each named member is crossed out as it is seen, so a second dispose shows. */
+static void fz_expect_disposal_of_all(fz_pool *p) {
+    size_t pos = 0, anon_left = p->anon;
+    for (size_t k = 0; k < p->n + p->anon; k++) {
+        void *d = fz_take(p, &pos, EV_DISPOSE, NULL, "destroy: dispose must run once per member");
+        if (!d) continue;
+        fz_member *mb = fz_find(p, d);
+        if (mb) {
+            mb->ptr = NULL;
+        } else {
+            FZ_CHECK(anon_left > 0, "destroy disposed a pointer that is no member (or one twice)");
+            anon_left--;
+        }
+    }
+    fz_events_done(p, pos);
+}
+
+static void fz_slot_destroy(int slot, int via_remove) {
+    fz_pool *p = &fz_pools[slot];
+    if (!p->pool) return;
+    size_t leased = fz_leased_count(p);
+    int warn_before = p->warn_lines;
+    if (via_remove) {
+        FZ_CHECK(sp_registry_remove(fz_reg, p->name) == SP_OK, "sp_registry_remove of a registered pool failed");
+    }
+    fz_expect_disposal_of_all(p);
+    if (leased > 0) FZ_CHECK(p->warn_lines > warn_before, "destroy with leased members logged no leak");
+    FZ_CHECK(p->alloc.live_bytes == 0 && p->alloc.nblocks == 0, "destroy leaked allocator memory");
+    free(p->buffer_block);
+    p->buffer_block = NULL;
+    p->pool = NULL;
+    size_t w = 0;
+    for (size_t i = 0; i < fz_order_n; i++)
+        if (fz_order[i] != slot) fz_order[w++] = fz_order[i];
+    fz_order_n = w;
+}
+
+/* Decodes a pool configuration and adds it to the registry. Some configurations are invalid on
+   purpose first: those must be refused without a leak. */
+static void fz_slot_create(int slot, fz_input *in) {
+    fz_pool *p = &fz_pools[slot];
+    unsigned b0 = fz_byte(in), b1 = fz_byte(in), b2 = fz_byte(in);
+
+    memset(p, 0, sizeof *p);
+    p->policy = (sp_overflow)(b0 % 3);
+    p->hooks = (b0 >> 2) & 15u;
+    p->has_priority = (int)((b0 >> 6) & 1u);
+    p->fixed = (int)((b0 >> 7) & 1u);
+    p->item_size = fz_item_sizes[b1 & 7];
+    static const size_t aligns[4] = {0, 1, 8, 16};
+    size_t align = aligns[(b1 >> 3) & 3];
+    size_t chunk = (b1 >> 5) & 3; /* 0: the library's default */
+    size_t max = (b2 & 15) % 11;  /* 0: unbounded */
+    size_t initial = (b2 >> 4) & 3;
+    snprintf(p->name, sizeof p->name, "p%d_%d", slot, ++fz_incarnation % 1000);
+
+    sp_desc d = {0};
+    d.name = NULL; /* defaults to the registry name */
+    d.item_size = p->item_size;
+    d.item_align = align;
+    d.chunk_items = chunk;
+    d.overflow = p->policy;
+    fz_desc_hooks(p, &d);
+
+    if (p->fixed) {
+        size_t want = 1 + (max % 8);
+        if (initial > want) initial = want;
+        d.initial = initial;
+        d.max = want;
+        if (p->policy == SP_OVERFLOW_GROW) {
+            /* GROW with a buffer is an invalid descriptor. */
+            p->buffer_size = sp_buffer_size(&d, want);
+            p->buffer_block = (unsigned char *)malloc(p->buffer_size + 16);
+            d.buffer = p->buffer_block;
+            d.buffer_size = p->buffer_size;
+            FZ_CHECK(sp_registry_add(fz_reg, p->name, &d) == NULL, "GROW with a fixed buffer was accepted");
+            free(p->buffer_block);
+            p->buffer_block = NULL;
+            p->policy = SP_OVERFLOW_DROP;
+            d.overflow = p->policy;
+        }
+        p->buffer_size = sp_buffer_size(&d, want);
+        FZ_CHECK(p->buffer_size > 0, "sp_buffer_size refused a valid desc");
+        /* sp_buffer_size includes the alignment slack, so a misaligned start must still fit. */
+        size_t offset = (b2 >> 7) ? 1u + (b1 & 7u) : 0u;
+        p->buffer_block = (unsigned char *)malloc(p->buffer_size + 16);
+        FZ_CHECK(p->buffer_block != NULL, "out of memory in the fuzzer");
+        d.buffer = p->buffer_block + offset;
+        d.buffer_size = p->buffer_size;
+        max = want;
+    } else {
+        if (max && initial > max) initial = max;
+        d.initial = initial;
+        d.max = max;
+        if (b2 & 0x80) {
+            /* An invalid variant first: zero size or a non-power-of-two alignment. */
+            sp_desc bad = d;
+            if (b0 & 1) bad.item_size = 0;
+            else bad.item_align = 3;
+            FZ_CHECK(sp_registry_add(fz_reg, p->name, &bad) == NULL, "an invalid desc was accepted");
+            FZ_CHECK(p->alloc.live_bytes == 0, "a refused desc leaked memory");
+            p->warn_lines = 0;
+        }
+    }
+
+    fz_op_name = "create";
+    p->pool = sp_registry_add(fz_reg, p->name, &d);
+    FZ_CHECK(p->pool != NULL, "sp_registry_add refused a valid desc");
+    FZ_CHECK(sp_registry_add(fz_reg, p->name, &d) == NULL, "a duplicate registry name was accepted");
+    FZ_CHECK(strcmp(sp_pool_name(p->pool), p->name) == 0, "the pool name did not default to the registry name");
+    FZ_CHECK(sp_registry_get(fz_reg, p->name) == p->pool, "sp_registry_get misses a pool");
+    fz_order[fz_order_n++] = slot;
+    p->warn_lines = 0;
+
+    if (p->fixed) {
+        /* Learn the buffer's capacity: a cap above it is clamped to it. */
+        FZ_CHECK(sp_set_max(p->pool, SIZE_MAX) == SP_OK, "sp_set_max failed");
+        sp_stats s;
+        sp_stats_get(p->pool, &s);
+        p->capacity = s.max;
+        FZ_CHECK(p->capacity >= max, "a buffer of sp_buffer_size(n) bytes holds fewer than n members");
+        FZ_CHECK(p->capacity < max + 64, "implausible fixed-buffer capacity");
+        FZ_CHECK(sp_set_max(p->pool, max) == SP_OK, "sp_set_max failed");
+    }
+    p->limit = max;
+    p->max_set = max;
+
+    /* The initial members: named by the create hook, anonymous without it. */
+    size_t pos = 0;
+    for (size_t k = 0; k < initial; k++) {
+        void *c = fz_take(p, &pos, EV_CREATE, NULL, "create must run once per initial member");
+        if (c) {
+            FZ_CHECK(fz_find(p, c) == NULL, "create ran twice on one member");
+            fz_member *mb = &p->m[p->n++];
+            memset(mb, 0, sizeof *mb);
+            mb->ptr = (unsigned char *)c;
+        }
+    }
+    fz_events_done(p, pos);
+    if (!(p->hooks & HK_CREATE)) p->anon = initial;
+    p->expect.created = initial;
+    fz_check_pool(p);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Operations
+   ------------------------------------------------------------------------------------------ */
+
+static fz_pool *fz_pick_pool(fz_input *in) {
+    unsigned b = fz_byte(in);
+    for (int k = 0; k < FZ_POOLS; k++) {
+        fz_pool *p = &fz_pools[(b + (unsigned)k) % FZ_POOLS];
+        if (p->pool) return p;
+    }
+    return NULL;
+}
+
+static fz_member *fz_pick_member(fz_pool *p, unsigned b, int leased) {
+    size_t count = 0;
+    for (size_t i = 0; i < p->n; i++) count += ((p->m[i].leased != 0) == (leased != 0)) ? 1u : 0u;
+    if (count == 0) return NULL;
+    size_t want = b % count;
+    for (size_t i = 0; i < p->n; i++) {
+        if ((p->m[i].leased != 0) != (leased != 0)) continue;
+        if (want-- == 0) return &p->m[i];
+    }
+    return NULL;
+}
+
+/* A new life starts for mb (fresh, recycled or reclaimed): its handle and contents. */
+static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
+    if (built) {
+        const unsigned char *b = mb->ptr;
+        if (p->hooks & HK_CREATE) {
+            fz_check_contents(p, mb, "a new member does not hold what create made of it");
+        } else {
+            for (size_t i = 0; i < p->item_size; i++) FZ_CHECK(b[i] == 0, "a new member is not zeroed");
+        }
+    } else if (p->hooks & HK_CREATE) {
+        fz_check_contents(p, mb, "a recycled member lost its contents");
+    }
+    mb->leased = 1;
+    mb->seq = ++p->next_seq;
+    mb->prio = prio;
+    mb->handle = sp_handle_of(p->pool, mb->ptr);
+    uint64_t id = mb->handle.id;
+    FZ_CHECK(id != 0, "no handle for a leased member");
+    FZ_CHECK((id >> 36) != 0, "a handle with life 0");
+    if (p->tag == 0) p->tag = (id & FZ_TAG_MASK) | 1u;
+    FZ_CHECK(((id & FZ_TAG_MASK) | 1u) == p->tag, "handles of one pool carry different pool tags");
+    for (int q = 0; q < FZ_POOLS; q++) {
+        const fz_pool *o = &fz_pools[q];
+        if (o != p && o->pool && o->tag)
+            FZ_CHECK(o->tag != p->tag, "two live pools share a pool tag");
+    }
+    for (size_t i = 0; i < p->stale_n; i++)
+        FZ_CHECK(!sp_handle_eq(p->stale[i], mb->handle), "a new life reuses the handle of an ended one");
+    for (size_t i = 0; i < p->n; i++)
+        if (&p->m[i] != mb && p->m[i].leased)
+            FZ_CHECK(!sp_handle_eq(p->m[i].handle, mb->handle), "two leased members share a handle");
+    mb->serial = ++fz_serial;
+    for (size_t i = 0; i < p->item_size && i < 8; i++) mb->ptr[i] = (unsigned char)(mb->serial >> (8 * i));
+    size_t leased = fz_leased_count(p);
+    if (leased > p->expect.peak_leased) p->expect.peak_leased = leased;
+}
+
+static int fz_saturated(const fz_pool *p) {
+    return p->anon == 0 && fz_leased_count(p) == p->n && p->limit != 0 && p->n >= p->limit;
+}
+
+/* kind: 0 sp_acquire, 1 sp_acquire_with, 2 sp_acquire_force, 3 sp_spawn */
+static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
+    static const char arg_object = 0;
+    const void *arg = kind == 0 ? NULL : &arg_object;
+    size_t free_before = p->anon + (p->n - fz_leased_count(p));
+    int saturated = fz_saturated(p);
+    int builds = free_before == 0 && (!saturated || p->policy == SP_OVERFLOW_GROW);
+    if (builds && p->n + 1 >= FZ_MEMBERS) return; /* keep within the model's arrays */
+    int fail_before = p->alloc.fail_hits;
+    uint64_t calls_before = p->alloc.calls;
+    int warn_before = p->warn_lines;
+    fz_member *victim = saturated ? fz_victim(p) : NULL;
+    int drop = saturated && p->policy == SP_OVERFLOW_DROP && kind != 2;
+    int reclaim = saturated && !drop && p->policy != SP_OVERFLOW_GROW;
+
+    void *r;
+    switch (kind) {
+    case 0: r = sp_acquire(p->pool); break;
+    case 1: r = sp_acquire_with(p->pool, arg); break;
+    case 2: r = sp_acquire_force(p->pool, arg); break;
+    default: r = sp_spawn(fz_reg, p->name, arg); break;
+    }
+
+    size_t pos = 0;
+    if (free_before > 0) {
+        FZ_CHECK(r != NULL, "acquire returned NULL with free members");
+        FZ_CHECK(p->alloc.calls == calls_before, "acquire of a free member called the allocator");
+        fz_member *mb = fz_find(p, r);
+        if (mb) {
+            FZ_CHECK(!mb->leased, "acquire handed out a member that is already leased");
+        } else {
+            FZ_CHECK(p->anon > 0, "acquire returned a pointer that is no free member");
+            p->anon--;
+            mb = &p->m[p->n++];
+            memset(mb, 0, sizeof *mb);
+            mb->ptr = (unsigned char *)r;
+        }
+        fz_take(p, &pos, EV_ACQUIRE, r, "acquire: on_acquire must run on the member handed out");
+        if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
+        fz_events_done(p, pos);
+        p->expect.acquired++;
+        fz_new_life(p, mb, prio, 0);
+        FZ_CHECK(p->warn_lines == warn_before, "an ordinary acquire logged a warning");
+        return;
+    }
+    if (drop) {
+        FZ_CHECK(r == NULL, "a saturated DROP pool handed out a member");
+        fz_events_done(p, pos);
+        p->expect.dropped++;
+        FZ_CHECK(p->warn_lines == warn_before, "a drop is an expected condition and must be silent");
+        return;
+    }
+    if (reclaim) {
+        FZ_CHECK(r == victim->ptr, "reclaim took the wrong member");
+        FZ_CHECK(p->alloc.calls == calls_before, "reclaim called the allocator");
+        fz_take(p, &pos, EV_RELEASE, r, "reclaim: on_release must run on the victim first");
+        fz_take(p, &pos, EV_ACQUIRE, r, "reclaim: then on_acquire on the same member");
+        if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
+        fz_events_done(p, pos);
+        fz_life_ends(p, victim);
+        p->expect.released++;
+        p->expect.reclaimed++;
+        p->expect.acquired++;
+        /* still leased all along: the contents are the caller's */
+        if (p->hooks & HK_CREATE) fz_check_contents(p, victim, "reclaim changed the member's contents");
+        fz_new_life(p, victim, prio, 0);
+        FZ_CHECK(p->warn_lines == warn_before, "a reclaim is an expected condition and must be silent");
+        return;
+    }
+    /* Building a new member (below the cap, or past it under GROW). */
+    if (r == NULL) {
+        FZ_CHECK(p->alloc.fail_hits > fail_before, "acquire returned NULL though it could build");
+        fz_events_done(p, pos); /* a failed build must leave no trace in the hooks... */
+        return;
+    }
+    FZ_CHECK(fz_find(p, r) == NULL, "a newly built member has the address of a live member");
+    void *c = fz_take(p, &pos, EV_CREATE, r, "acquire: create must run on the new member first");
+    (void)c;
+    fz_take(p, &pos, EV_ACQUIRE, r, "acquire: then on_acquire");
+    if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
+    fz_events_done(p, pos);
+    fz_member *mb = &p->m[p->n++];
+    memset(mb, 0, sizeof *mb);
+    mb->ptr = (unsigned char *)r;
+    p->expect.created++;
+    p->expect.acquired++;
+    if (saturated) {
+        p->expect.grown_past_max++;
+    } else {
+        FZ_CHECK(p->warn_lines == warn_before, "an ordinary build logged a warning");
+    }
+    fz_new_life(p, mb, prio, 1);
+}
+
+static void fz_release_ok(fz_pool *p, fz_member *mb, sp_result r) {
+    FZ_CHECK(r == SP_OK, "release of a leased member failed");
+    size_t pos = 0;
+    fz_take(p, &pos, EV_RELEASE, mb->ptr, "release: on_release must run once");
+    fz_events_done(p, pos);
+    fz_life_ends(p, mb);
+    p->expect.released++;
+}
+
+/* A misuse: the expected result, nothing changed, one log line naming the pool. */
+static void fz_expect_misuse(fz_pool *p, sp_result got, sp_result want, sp_result or_want, int warn_before) {
+    FZ_CHECK(got == want || got == or_want, "misuse returned the wrong result");
+    fz_events_done(p, 0);
+    FZ_CHECK(p->warn_lines == warn_before + 1, "a misuse must log exactly one warning");
+    FZ_CHECK(strcmp(p->last_log_pool, p->name) == 0, "the misuse warning does not name the pool");
+}
+
+static void fz_op_release(fz_pool *p, fz_input *in) {
+    unsigned kind = fz_byte(in) % 10, b = fz_byte(in);
+    int warn_before = p->warn_lines;
+    fz_member *mb;
+    switch (kind) {
+    case 0:
+    case 1: /* a leased member, directly or through the registry */
+        mb = fz_pick_member(p, b, 1);
+        if (!mb) return;
+        fz_release_ok(p, mb, kind == 0 ? sp_release(p->pool, mb->ptr) : sp_registry_release(fz_reg, mb->ptr));
+        FZ_CHECK(p->warn_lines == warn_before, "a release logged a warning");
+        return;
+    case 2: /* double release */
+        mb = fz_pick_member(p, b, 0);
+        if (!mb) return;
+        fz_expect_misuse(p, sp_release(p->pool, mb->ptr), SP_ERR_NOT_LEASED, SP_ERR_NOT_LEASED, warn_before);
+        return;
+    case 3: { /* another pool's member, leased or free */
+        fz_pool *o = &fz_pools[b % FZ_POOLS];
+        if (o == p || !o->pool || o->n == 0) return;
+        mb = &o->m[(b >> 2) % o->n];
+        int o_warn = o->warn_lines;
+        fz_expect_misuse(p, sp_release(p->pool, mb->ptr), SP_ERR_FOREIGN, SP_ERR_FOREIGN, warn_before);
+        FZ_CHECK(o->warn_lines == o_warn, "misuse logged against the wrong pool");
+        return;
+    }
+    case 4: { /* an interior pointer */
+        if (p->n == 0 || p->item_size < 2) return;
+        mb = &p->m[b % p->n];
+        size_t off = 1 + (size_t)(b >> 3) % (p->item_size - 1);
+        fz_expect_misuse(p, sp_release(p->pool, mb->ptr + off), SP_ERR_FOREIGN, SP_ERR_FOREIGN, warn_before);
+        return;
+    }
+    case 5: /* an address no pool owns */
+        fz_expect_misuse(p, sp_release(p->pool, &fz_stack_object), SP_ERR_FOREIGN, SP_ERR_FOREIGN, warn_before);
+        FZ_CHECK(sp_registry_owner(fz_reg, &fz_stack_object) == NULL, "sp_registry_owner claims a foreign pointer");
+        FZ_CHECK(sp_registry_release(fz_reg, &fz_stack_object) == SP_ERR_FOREIGN,
+                 "sp_registry_release accepted a foreign pointer");
+        return;
+    case 6: /* NULL is a no-op */
+        FZ_CHECK(sp_release(p->pool, NULL) == SP_OK, "sp_release(NULL) is not a no-op");
+        FZ_CHECK(p->warn_lines == warn_before, "sp_release(NULL) logged");
+        fz_events_done(p, 0);
+        return;
+    case 7: { /* a disposed member: no longer a member, or not leased if the slot was rebuilt */
+        if (p->dead_n == 0) return;
+        void *d = p->dead[b % p->dead_n];
+        if (fz_find(p, d)) return; /* rebuilt and named again: an ordinary member now */
+        fz_expect_misuse(p, sp_release(p->pool, d), SP_ERR_FOREIGN, SP_ERR_NOT_LEASED, warn_before);
+        return;
+    }
+    case 8: /* a free member through the registry */
+        mb = fz_pick_member(p, b, 0);
+        if (!mb) return;
+        FZ_CHECK(sp_registry_release(fz_reg, mb->ptr) == SP_ERR_NOT_LEASED, "registry double release");
+        FZ_CHECK(p->warn_lines == warn_before + 1, "a misuse must log exactly one warning");
+        fz_events_done(p, 0);
+        return;
+    default: /* an interior pointer through the registry */
+        if (p->n == 0 || p->item_size < 2) return;
+        mb = &p->m[b % p->n];
+        FZ_CHECK(sp_registry_release(fz_reg, mb->ptr + 1) == SP_ERR_FOREIGN,
+                 "registry release of an interior pointer");
+        fz_events_done(p, 0);
+        return;
+    }
+}
+
+static void fz_op_release_all(fz_pool *p) {
+    size_t leased = fz_leased_count(p);
+    size_t got = sp_release_all(p->pool);
+    FZ_CHECK(got == leased, "sp_release_all returned the wrong count");
+    size_t pos = 0;
+    for (size_t k = 0; k < leased; k++) {
+        fz_member *oldest = NULL;
+        for (size_t i = 0; i < p->n; i++)
+            if (p->m[i].leased && (!oldest || p->m[i].seq < oldest->seq)) oldest = &p->m[i];
+        fz_take(p, &pos, EV_RELEASE, oldest->ptr, "release_all: on_release oldest first");
+        fz_life_ends(p, oldest);
+        p->expect.released++;
+    }
+    fz_events_done(p, pos);
+}
+
+static void fz_op_prewarm(fz_pool *p, size_t n) {
+    size_t size = p->n + p->anon;
+    if (size + n + 1 >= FZ_MEMBERS) return;
+    size_t room = p->limit == 0 ? n : (size < p->limit ? p->limit - size : 0);
+    size_t want = n < room ? n : room;
+    int fail_before = p->alloc.fail_hits;
+    size_t got = sp_prewarm(p->pool, n);
+    if (got != want) FZ_CHECK(got < want && p->alloc.fail_hits > fail_before, "sp_prewarm built the wrong number");
+    size_t pos = 0;
+    for (size_t k = 0; k < got; k++) {
+        void *c = fz_take(p, &pos, EV_CREATE, NULL, "prewarm: create once per built member");
+        if (c) {
+            FZ_CHECK(fz_find(p, c) == NULL, "prewarm built a member at a live member's address");
+            fz_member *mb = &p->m[p->n++];
+            memset(mb, 0, sizeof *mb);
+            mb->ptr = (unsigned char *)c;
+        }
+    }
+    fz_events_done(p, pos);
+    if (!(p->hooks & HK_CREATE)) p->anon += got;
+    p->expect.created += got;
+}
+
+/* Without a dispose hook the model cannot see which free members went: it asks the registry
+   which of the named ones are still built. */
+static void fz_relearn_free(fz_pool *p) {
+    for (size_t i = 0; i < p->n;) {
+        fz_member *mb = &p->m[i];
+        if (!mb->leased && sp_registry_owner(fz_reg, mb->ptr) != p->pool) {
+            fz_forget(p, mb);
+            continue;
+        }
+        i++;
+    }
+}
+
+static void fz_op_trim(fz_pool *p, size_t keep) {
+    size_t size = p->n + p->anon;
+    size_t free_n = size - fz_leased_count(p);
+    size_t want = free_n > keep ? free_n - keep : 0;
+    /* (trim may allocate: shrinking the address map takes a smaller one) */
+    size_t got = sp_trim(p->pool, keep);
+    FZ_CHECK(got == want, "sp_trim disposed the wrong number of members");
+    size_t pos = 0;
+    for (size_t k = 0; k < got; k++) {
+        void *d = fz_take(p, &pos, EV_DISPOSE, NULL, "trim: dispose once per disposed member");
+        if (!d) continue;
+        fz_member *mb = fz_find(p, d);
+        if (mb) {
+            FZ_CHECK(!mb->leased, "trim disposed a leased member");
+            fz_forget(p, mb);
+        } else {
+            FZ_CHECK(p->anon > 0, "trim disposed a pointer that is no free member");
+            p->anon--;
+        }
+    }
+    fz_events_done(p, pos);
+    if (!(p->hooks & HK_DISPOSE)) {
+        fz_relearn_free(p);
+        size_t known_free = p->n - fz_leased_count(p);
+        size_t free_after = free_n - got;
+        FZ_CHECK(known_free <= free_after, "after trim: more named free members than free members");
+        p->anon = free_after - known_free;
+    }
+    p->expect.disposed += got;
+}
+
+static void fz_op_clear(fz_pool *p) {
+    size_t size = p->n + p->anon;
+    size_t got = sp_clear(p->pool);
+    FZ_CHECK(got == size, "sp_clear returned the wrong count");
+    size_t pos = 0;
+    for (size_t k = 0; k < got; k++) {
+        void *d = fz_take(p, &pos, EV_DISPOSE, NULL, "clear: dispose once per member (not on_release)");
+        if (d) {
+            fz_member *mb = fz_find(p, d);
+            if (mb) fz_forget(p, mb); /* a second dispose of it would then fail below */
+            else {
+                FZ_CHECK(p->anon > 0, "clear disposed a pointer that is no member");
+                p->anon--;
+            }
+        }
+    }
+    fz_events_done(p, pos);
+    for (size_t i = p->n; i-- > 0;) {
+        if (p->m[i].leased) fz_life_ends(p, &p->m[i]);
+        fz_forget(p, &p->m[i]);
+    }
+    p->anon = 0;
+    p->expect.disposed += got;
+}
+
+static void fz_op_set_max(fz_pool *p, unsigned b) {
+    size_t m = b % 13;
+    if (m == 12) m = SIZE_MAX / 2;
+    FZ_CHECK(sp_set_max(p->pool, m) == SP_OK, "sp_set_max failed");
+    if (p->fixed) {
+        p->limit = (m == 0 || m > p->capacity) ? p->capacity : m;
+        p->max_set = m == 0 ? 0 : p->limit;
+    } else {
+        /* A pool holds at most 2^24 slots (see HANDLES), so a larger cap means that. */
+        p->limit = m > ((size_t)1 << 24) ? (size_t)1 << 24 : m;
+        p->max_set = p->limit;
+    }
+}
+
+/* Handles the model can predict: forged ids resolve only when they equal a live handle. */
+static void fz_op_handles(fz_pool *p, fz_input *in) {
+    unsigned b = fz_byte(in);
+    FZ_CHECK(sp_resolve(p->pool, sp_handle_null()) == NULL, "the null handle resolves");
+    FZ_CHECK(sp_handle_is_null(sp_handle_of(p->pool, NULL)), "sp_handle_of(NULL) is not null");
+    FZ_CHECK(sp_handle_is_null(sp_handle_of(p->pool, &fz_stack_object)), "a handle for a foreign pointer");
+    FZ_CHECK(!sp_is_leased(p->pool, &fz_stack_object), "sp_is_leased of a foreign pointer");
+    FZ_CHECK(!sp_is_leased(p->pool, NULL), "sp_is_leased(NULL)");
+    FZ_CHECK(sp_next(p->pool, &fz_stack_object) == NULL, "sp_next of a foreign pointer");
+    if (p->n > 0 && p->item_size >= 2) {
+        const fz_member *mb = &p->m[b % p->n];
+        FZ_CHECK(sp_handle_is_null(sp_handle_of(p->pool, mb->ptr + 1)), "a handle for an interior pointer");
+        FZ_CHECK(!sp_is_leased(p->pool, mb->ptr + 1), "sp_is_leased of an interior pointer");
+    }
+    uint64_t forged;
+    const fz_member *base = p->n ? &p->m[b % p->n] : NULL;
+    uint64_t id = base && base->leased ? base->handle.id : (p->stale_n ? p->stale[b % p->stale_n].id : 0);
+    switch ((b >> 4) % 5) {
+    case 0: forged = id + ((uint64_t)1 << 36); break;        /* the next life */
+    case 1: forged = id - ((uint64_t)1 << 36); break;        /* the previous life */
+    case 2: forged = id + 1 + (fz_byte(in) & 7); break;      /* a neighbouring slot */
+    case 3: forged = id ^ ((uint64_t)(fz_byte(in) | 1) << 24); break; /* another pool tag */
+    default: {
+        forged = 0;
+        for (int i = 0; i < 8; i++) forged = (forged << 8) | fz_byte(in);
+        break;
+    }
+    }
+    sp_handle h = {forged};
+    void *want = NULL;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->m[i].leased && p->m[i].handle.id == forged) want = p->m[i].ptr;
+    FZ_CHECK(sp_resolve(p->pool, h) == want, "a forged handle resolved");
+}
+
+/* Walks the leased members releasing some of them, as a game's update loop does. */
+static void fz_op_iterate_release(fz_pool *p, unsigned bits) {
+    unsigned k = 0;
+    for (void *it = sp_first(p->pool), *nx; it; it = nx, k++) {
+        nx = sp_next(p->pool, it);
+        if (!((bits >> (k % 8)) & 1)) continue;
+        fz_member *mb = fz_find(p, it);
+        FZ_CHECK(mb != NULL && mb->leased, "iteration visited a member that is not leased");
+        fz_release_ok(p, mb, sp_release(p->pool, it));
+    }
+}
+
+static void fz_op_registry(fz_input *in) {
+    FZ_CHECK(sp_registry_count(fz_reg) == fz_order_n, "sp_registry_count differs from the model");
+    for (size_t i = 0; i < fz_order_n; i++)
+        FZ_CHECK(sp_registry_pool_at(fz_reg, i) == fz_pools[fz_order[i]].pool,
+                 "sp_registry_pool_at is not in order of addition");
+    FZ_CHECK(sp_registry_pool_at(fz_reg, fz_order_n) == NULL, "sp_registry_pool_at past the end");
+    FZ_CHECK(sp_registry_get(fz_reg, "nobody") == NULL, "sp_registry_get of an unknown name");
+    FZ_CHECK(sp_spawn(fz_reg, "nobody", NULL) == NULL, "sp_spawn of an unknown name");
+    FZ_CHECK(sp_registry_remove(fz_reg, "nobody") == SP_ERR_INVALID, "sp_registry_remove of an unknown name");
+    (void)in;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The entry point
+   ------------------------------------------------------------------------------------------ */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fz_input in = {data, size, 0};
+    fz_op_index = 0;
+    fz_op_name = "setup";
+    fz_serial = 0;
+    fz_order_n = 0;
+    fz_incarnation = 0;
+    fz_reg = sp_registry_create();
+    FZ_CHECK(fz_reg != NULL, "sp_registry_create failed");
+    unsigned npools = 1 + fz_byte(&in) % FZ_POOLS;
+    for (int i = 0; i < FZ_POOLS; i++) {
+        if ((unsigned)i < npools) fz_slot_create(i, &in);
+        else memset(&fz_pools[i], 0, sizeof fz_pools[i]);
+    }
+
+    for (fz_op_index = 1; fz_op_index <= FZ_OPS && !fz_done(&in); fz_op_index++) {
+        unsigned op = fz_byte(&in) % 20;
+        fz_pool *p = fz_pick_pool(&in);
+        if (!p && op != 17) continue;
+        switch (op) {
+        case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: {
+            static const char *names[4] = {"sp_acquire", "sp_acquire_with", "sp_acquire_force", "sp_spawn"};
+            fz_op_name = names[op % 4];
+            fz_op_acquire(p, (int)(op % 4), fz_byte(&in) % 4);
+            break;
+        }
+        case 8: case 9: case 10:
+            fz_op_name = "release";
+            fz_op_release(p, &in);
+            break;
+        case 11:
+            fz_op_name = "sp_release_all";
+            fz_op_release_all(p);
+            break;
+        case 12:
+            fz_op_name = "sp_prewarm";
+            fz_op_prewarm(p, fz_byte(&in) % 6);
+            break;
+        case 13:
+            fz_op_name = "sp_trim";
+            fz_op_trim(p, fz_byte(&in) % 4);
+            break;
+        case 14:
+            fz_op_name = (fz_byte(&in) & 3) == 0 ? "sp_clear" : "iterate+release";
+            if (strcmp(fz_op_name, "sp_clear") == 0) fz_op_clear(p);
+            else fz_op_iterate_release(p, fz_byte(&in));
+            break;
+        case 15:
+            fz_op_name = "sp_set_max";
+            fz_op_set_max(p, fz_byte(&in));
+            break;
+        case 16:
+            fz_op_name = "handles";
+            fz_op_handles(p, &in);
+            break;
+        case 17: {
+            fz_op_name = "recreate";
+            int slot = (int)(fz_byte(&in) % FZ_POOLS);
+            fz_slot_destroy(slot, 1);
+            fz_slot_create(slot, &in);
+            p = &fz_pools[slot];
+            break;
+        }
+        case 18:
+            if (fz_byte(&in) & 1) {
+                fz_op_name = "arm allocator failure";
+                if (!p->fixed) p->alloc.fail_armed = 1;
+            } else {
+                /* Priorities change during a life (a bullet's remaining time): RECLAIM must ask
+                   the hook when it picks, not remember an old answer. */
+                fz_op_name = "reprioritize";
+                fz_member *mb = fz_pick_member(p, fz_byte(&in), 1);
+                if (mb) mb->prio = fz_byte(&in) % 4;
+            }
+            break;
+        default:
+            fz_op_name = "registry";
+            fz_op_registry(&in);
+            break;
+        }
+        fz_check_pool(p);
+        fz_check_all_cheap();
+    }
+
+    fz_op_name = "teardown";
+    /* Half the time the pools go one by one, otherwise sp_registry_destroy takes them all. */
+    if (size & 1) {
+        for (int i = 0; i < FZ_POOLS; i++) fz_slot_destroy(i, 1);
+        FZ_CHECK(sp_registry_count(fz_reg) == 0, "registry not empty after removing every pool");
+    }
+    for (int i = 0; i < FZ_POOLS; i++) fz_pools[i].alloc.fail_armed = 0;
+    sp_registry_destroy(fz_reg);
+    for (int i = 0; i < FZ_POOLS; i++) {
+        fz_pool *p = &fz_pools[i];
+        if (!p->pool) continue;
+        fz_expect_disposal_of_all(p);
+        FZ_CHECK(p->alloc.live_bytes == 0 && p->alloc.nblocks == 0, "sp_registry_destroy leaked pool memory");
+        free(p->buffer_block);
+        p->buffer_block = NULL;
+        p->pool = NULL;
+    }
+    fz_reg = NULL;
+    return 0;
+}
