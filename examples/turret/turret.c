@@ -1,0 +1,518 @@
+/*
+    turret.c -- a turret fires from a fixed pool, and a row of cubes shows every slot.
+
+    The pool lives in one buffer sized with sp_buffer_size(): after start-up nothing is ever
+    allocated, and the counter on screen proves it. Each cube behind the turret is one member
+    of the pool: cyan while a projectile is in flight in it, gray while it is free. Fire faster
+    than the pool can hold and the turret flashes red: under DROP the shot is refused, under
+    RECLAIM the oldest projectile in flight vanishes and reappears at the muzzle.
+
+    Keys: Up/Down fire rate, +/- pool size (rebuilds the pool in a new buffer), R switches
+    DROP/RECLAIM, Esc quits.
+
+    Headless (tests, docs): --headless --frames N --screenshot FILE.png [--policy drop|reclaim]
+    [--rate R] [--slots S] renders offscreen with SDL's software renderer and prints the
+    counters as key=value lines.
+*/
+#define SDL_MAIN_HANDLED /* our main is a plain main: no SDL2main needed */
+#include <spawnpool.h>
+
+#include "demo_gfx.h"
+
+#include <SDL.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCREEN_W 960
+#define SCREEN_H 540
+#define FRAME_DT (1.0f / 60.0f)    /* fixed step: headless runs are deterministic */
+#define SHOT_SPEED 520.0f          /* px/s */
+#define SHOT_LIFETIME 1.5f         /* s; with 10 shots/s, Little's law says 15 in flight */
+#define MUZZLE_X 112.0f
+#define MUZZLE_Y 250.0f
+#define BARREL_LEN 60.0f
+#define MIN_SLOTS 1
+#define MAX_SLOTS 64
+#define FLASH_TIME 0.18f           /* s a drop or reclaim stays lit */
+
+typedef struct projectile {
+    float x, y, vx, vy;
+    float age;      /* seconds since it left the muzzle, reset by every life */
+    uint32_t slot;  /* which cube is this member's; set once when the member is built */
+} projectile;
+
+/* What on_acquire needs to start a projectile's life. */
+typedef struct shot {
+    float x, y, vx, vy;
+} shot;
+
+typedef enum policy { POLICY_DROP, POLICY_RECLAIM } policy;
+
+typedef struct turret {
+    /* the pool and the one buffer it lives in */
+    sp_pool *pool;
+    void *buffer;
+    size_t buffer_bytes;
+    size_t slots;
+    uint32_t next_slot;        /* create hook numbering */
+    /* controls */
+    policy policy;
+    float rate;                /* shots per second */
+    /* simulation */
+    float fire_acc;            /* fractional shots owed */
+    float time;
+    float aim;                 /* barrel angle, radians */
+    float drop_flash;          /* > 0 while the red flash shows */
+    float reclaim_flash;
+    float cube_flash[MAX_SLOTS];
+    /* counters */
+    uint64_t shots_fired, shots_dropped, shots_reclaimed;
+    uint64_t buffers_made;     /* the app's own allocations: one per pool size */
+    uint64_t pool_rebuilds;
+} turret;
+
+/* Every call the pool makes to its allocator is counted. With `buffer` set the pool must never
+   make one, and the HUD shows this number to prove it. */
+static uint64_t g_allocator_calls;
+
+static void *counting_alloc(size_t size, size_t align, void *user)
+{
+    (void)align;
+    (void)user;
+    g_allocator_calls++;
+    return malloc(size);
+}
+
+static void counting_free(void *ptr, size_t size, void *user)
+{
+    (void)size;
+    (void)user;
+    g_allocator_calls++;
+    free(ptr);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Pool hooks
+   ------------------------------------------------------------------------------------------ */
+
+/* Runs once per member, at load: numbering members here is what lets the cube row show slots
+   without knowing the pool's memory layout. */
+static void projectile_create(void *item, void *user)
+{
+    turret *t = (turret *)user;
+    ((projectile *)item)->slot = t->next_slot++;
+}
+
+/* Runs on every life, including a reclaimed member's next one: this is where the oldest
+   projectile "reappears at the muzzle". */
+static void projectile_fire(void *item, const void *arg, void *user)
+{
+    projectile *p = (projectile *)item;
+    const shot *s = (const shot *)arg;
+    (void)user;
+    p->x = s->x;
+    p->y = s->y;
+    p->vx = s->vx;
+    p->vy = s->vy;
+    p->age = 0.0f;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Pool setup: one buffer, every member built at load
+   ------------------------------------------------------------------------------------------ */
+
+static sp_desc turret_pool_desc(turret *t, size_t slots)
+{
+    return (sp_desc){
+        .name = "projectiles",
+        .item_size = sizeof(projectile),
+        .initial = slots,       /* build every member now: nothing is built mid-fight */
+        .max = slots,
+        /* DROP is the pool's policy; RECLAIM mode asks for it per shot with sp_acquire_force,
+           so R switches policy without rebuilding the pool or losing shots in flight. */
+        .overflow = SP_OVERFLOW_DROP,
+        .create = projectile_create,
+        .on_acquire = projectile_fire,
+        .user = t,
+        .allocator = {counting_alloc, counting_free, NULL},
+    };
+}
+
+/* (Re)builds the pool in a fresh buffer of exactly the size it needs. Shots in flight are lost:
+   a pool size change is a load-time decision, made here at runtime only for the demo. */
+static bool turret_pool_build(turret *t, size_t slots)
+{
+    if (t->pool) {
+        sp_release_all(t->pool);    /* shots in flight end here, they do not leak */
+        sp_pool_destroy(t->pool);
+    }
+    free(t->buffer);
+    t->pool = NULL;
+    t->buffer = NULL;
+    t->next_slot = 0;
+
+    sp_desc desc = turret_pool_desc(t, slots);
+    size_t bytes = sp_buffer_size(&desc, slots);
+    void *buffer = bytes ? malloc(bytes) : NULL;
+    if (!buffer) return false;
+    desc.buffer = buffer;
+    desc.buffer_size = bytes;
+    t->pool = sp_pool_create(&desc);
+    if (!t->pool) {
+        free(buffer);
+        return false;
+    }
+    t->buffer = buffer;
+    t->buffer_bytes = bytes;
+    t->slots = slots;
+    t->buffers_made++;
+    memset(t->cube_flash, 0, sizeof t->cube_flash);
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Update
+   ------------------------------------------------------------------------------------------ */
+
+static void turret_fire(turret *t)
+{
+    float c = cosf(t->aim), s = sinf(t->aim);
+    shot sh = {MUZZLE_X + c * BARREL_LEN, MUZZLE_Y + s * BARREL_LEN, c * SHOT_SPEED,
+               s * SHOT_SPEED};
+    sp_stats before, after;
+    sp_stats_get(t->pool, &before);
+    projectile *p = (projectile *)(t->policy == POLICY_DROP ? sp_acquire_with(t->pool, &sh)
+                                                             : sp_acquire_force(t->pool, &sh));
+    sp_stats_get(t->pool, &after);
+    if (!p) {
+        t->shots_dropped++;
+        t->drop_flash = FLASH_TIME;
+        return;
+    }
+    t->shots_fired++;
+    if (after.reclaimed != before.reclaimed) {
+        t->shots_reclaimed++;
+        t->reclaim_flash = FLASH_TIME;
+        if (p->slot < MAX_SLOTS) t->cube_flash[p->slot] = FLASH_TIME * 2.0f;
+    }
+}
+
+static void turret_update(turret *t, float dt)
+{
+    t->time += dt;
+    /* The barrel sweeps slowly so the shots fan out and each one can be followed. */
+    t->aim = 0.22f * sinf(t->time * 1.1f) - 0.04f;
+
+    t->fire_acc += t->rate * dt;
+    while (t->fire_acc >= 1.0f) {
+        t->fire_acc -= 1.0f;
+        turret_fire(t);
+    }
+
+    for (void *it = sp_first(t->pool), *next; it; it = next) {
+        next = sp_next(t->pool, it);    /* taken first: releasing `it` is then safe */
+        projectile *p = (projectile *)it;
+        p->x += p->vx * dt;
+        p->y += p->vy * dt;
+        p->age += dt;
+        if (p->age >= SHOT_LIFETIME) sp_release(t->pool, p);
+    }
+
+    t->drop_flash = fmaxf(0.0f, t->drop_flash - dt);
+    t->reclaim_flash = fmaxf(0.0f, t->reclaim_flash - dt);
+    for (size_t i = 0; i < MAX_SLOTS; i++) t->cube_flash[i] = fmaxf(0.0f, t->cube_flash[i] - dt);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Draw
+   ------------------------------------------------------------------------------------------ */
+
+static const SDL_Color COLOR_USED = {0, 210, 230, 255};
+static const SDL_Color COLOR_FREE = {92, 98, 110, 255};
+static const SDL_Color COLOR_SHOT = {255, 150, 40, 255};
+static const SDL_Color COLOR_DROP = {235, 50, 50, 255};
+static const SDL_Color COLOR_RECLAIM = {255, 230, 120, 255};
+static const SDL_Color COLOR_TEXT = {220, 226, 236, 255};
+static const SDL_Color COLOR_DIM = {140, 148, 162, 255};
+
+static void draw_projectiles(SDL_Renderer *r, const turret *t)
+{
+    for (const void *it = sp_first(t->pool); it; it = sp_next(t->pool, it)) {
+        const projectile *p = (const projectile *)it;
+        /* Fade out over the last fifth of the life, so the release is not a pop. */
+        float fade = fminf(1.0f, (SHOT_LIFETIME - p->age) / (SHOT_LIFETIME * 0.2f));
+        Uint8 a = (Uint8)(255.0f * fmaxf(0.0f, fade));
+        SDL_Color glow = {COLOR_SHOT.r, COLOR_SHOT.g, COLOR_SHOT.b, (Uint8)(a / 3)};
+        SDL_Color edge = {COLOR_SHOT.r, COLOR_SHOT.g, COLOR_SHOT.b, 0};
+        SDL_Color core = {255, 235, 190, a};
+        SDL_Color trail = {COLOR_SHOT.r, COLOR_SHOT.g, COLOR_SHOT.b, (Uint8)(a / 2)};
+        gfx_line(r, p->x - p->vx * 0.05f, p->y - p->vy * 0.05f, p->x, p->y, 4.0f, edge, trail);
+        gfx_disc(r, p->x, p->y, 18.0f, glow, edge);
+        gfx_disc(r, p->x, p->y, 6.0f, core, COLOR_SHOT);
+    }
+}
+
+static void draw_turret(SDL_Renderer *r, const turret *t)
+{
+    SDL_Color base = {70, 78, 92, 255}, rim = {40, 44, 54, 255};
+    SDL_Color barrel = {150, 160, 178, 255};
+    if (t->drop_flash > 0.0f) {
+        float k = t->drop_flash / FLASH_TIME;
+        base = gfx_mix(base, COLOR_DROP, k);
+        barrel = gfx_mix(barrel, COLOR_DROP, k);
+        SDL_Color halo = {COLOR_DROP.r, COLOR_DROP.g, COLOR_DROP.b, (Uint8)(140.0f * k)};
+        SDL_Color none = {COLOR_DROP.r, COLOR_DROP.g, COLOR_DROP.b, 0};
+        gfx_disc(r, MUZZLE_X, MUZZLE_Y, 90.0f, halo, none);
+    } else if (t->reclaim_flash > 0.0f) {
+        float k = t->reclaim_flash / FLASH_TIME;
+        SDL_Color halo = {COLOR_RECLAIM.r, COLOR_RECLAIM.g, COLOR_RECLAIM.b, (Uint8)(110.0f * k)};
+        SDL_Color none = {COLOR_RECLAIM.r, COLOR_RECLAIM.g, COLOR_RECLAIM.b, 0};
+        gfx_disc(r, MUZZLE_X + cosf(t->aim) * BARREL_LEN, MUZZLE_Y + sinf(t->aim) * BARREL_LEN,
+                 40.0f, halo, none);
+    }
+    float c = cosf(t->aim), s = sinf(t->aim);
+    gfx_line(r, MUZZLE_X, MUZZLE_Y, MUZZLE_X + c * BARREL_LEN, MUZZLE_Y + s * BARREL_LEN, 16.0f,
+             barrel, gfx_mix(barrel, (SDL_Color){255, 255, 255, 255}, 0.3f));
+    gfx_fill_rect(r, MUZZLE_X - 40.0f, MUZZLE_Y + 22.0f, 80.0f, 40.0f, rim);
+    gfx_disc(r, MUZZLE_X, MUZZLE_Y, 30.0f, base, rim);
+    if (t->drop_flash > 0.0f) gfx_text(r, MUZZLE_X - 24.0f, MUZZLE_Y - 66.0f, 3, COLOR_DROP, "DROP");
+}
+
+/* One cube per pool member: front face, a lighter top and a darker side, so the row reads as
+   a shelf of slots rather than a bar chart. */
+static void draw_cube(SDL_Renderer *r, float x, float y, float size, SDL_Color face)
+{
+    float d = size * 0.28f;
+    SDL_Color top = gfx_mix(face, (SDL_Color){255, 255, 255, 255}, 0.35f);
+    SDL_Color side = gfx_mix(face, (SDL_Color){0, 0, 0, 255}, 0.35f);
+    gfx_quad(r, x, y, x + d, y - d, x + size + d, y - d, x + size, y, top);
+    gfx_quad(r, x + size, y, x + size + d, y - d, x + size + d, y + size - d, x + size, y + size,
+             side);
+    gfx_fill_rect(r, x, y, size, size, face);
+}
+
+static void draw_slots(SDL_Renderer *r, const turret *t)
+{
+    bool used[MAX_SLOTS] = {false};
+    for (const void *it = sp_first(t->pool); it; it = sp_next(t->pool, it)) {
+        uint32_t slot = ((const projectile *)it)->slot;
+        if (slot < MAX_SLOTS) used[slot] = true;
+    }
+    /* The row is centred and its cubes shrink as the pool grows, so 1 to 64 slots all fit. */
+    const float span = SCREEN_W - 120.0f, top = 420.0f;
+    float pitch = fminf(48.0f, span / (float)t->slots);
+    float size = pitch * 0.72f;
+    float left = (SCREEN_W - pitch * (float)t->slots) * 0.5f;
+    char label[64];
+    snprintf(label, sizeof label, "pool members (%zu), one cube each", t->slots);
+    gfx_text(r, left, top - 34.0f, 2, COLOR_DIM, label);
+    for (size_t i = 0; i < t->slots; i++) {
+        SDL_Color face = used[i] ? COLOR_USED : COLOR_FREE;
+        if (t->cube_flash[i] > 0.0f)
+            face = gfx_mix(face, COLOR_RECLAIM, t->cube_flash[i] / (FLASH_TIME * 2.0f));
+        draw_cube(r, left + (float)i * pitch, top, size, face);
+    }
+    float ly = top + size + 14.0f;
+    gfx_fill_rect(r, left, ly, 12.0f, 12.0f, COLOR_USED);
+    gfx_text(r, left + 18.0f, ly, 2, COLOR_DIM, "leased");
+    gfx_fill_rect(r, left + 110.0f, ly, 12.0f, 12.0f, COLOR_FREE);
+    gfx_text(r, left + 128.0f, ly, 2, COLOR_DIM, "free");
+    gfx_fill_rect(r, left + 200.0f, ly, 12.0f, 12.0f, COLOR_RECLAIM);
+    gfx_text(r, left + 218.0f, ly, 2, COLOR_DIM, "reclaimed");
+}
+
+static void draw_hud(SDL_Renderer *r, const turret *t, bool headless)
+{
+    sp_stats st;
+    sp_stats_get(t->pool, &st);
+    char line[160];
+    float y = 16.0f;
+    gfx_text(r, 20.0f, y, 2, COLOR_TEXT, "TURRET  fixed pool, one buffer");
+    y += 26.0f;
+    snprintf(line, sizeof line, "policy %-7s  rate %4.1f/s  slots %zu  buffer %zu B",
+             t->policy == POLICY_DROP ? "DROP" : "RECLAIM", (double)t->rate, t->slots,
+             t->buffer_bytes);
+    gfx_text(r, 20.0f, y, 2, COLOR_TEXT, line);
+    y += 22.0f;
+    snprintf(line, sizeof line, "leased %zu  free %zu  peak %zu  dropped %llu  reclaimed %llu",
+             st.leased, st.free, st.peak_leased, (unsigned long long)t->shots_dropped,
+             (unsigned long long)t->shots_reclaimed);
+    gfx_text(r, 20.0f, y, 2, COLOR_TEXT, line);
+    y += 22.0f;
+    snprintf(line, sizeof line, "allocator calls since start %llu  members built %llu",
+             (unsigned long long)g_allocator_calls, (unsigned long long)st.created);
+    gfx_text(r, 20.0f, y, 2, g_allocator_calls ? COLOR_DROP : COLOR_USED, line);
+    if (!headless)
+        gfx_text(r, 20.0f, SCREEN_H - 22.0f, 2, COLOR_DIM,
+                 "Up/Down rate   +/- slots   R drop/reclaim   Esc quit");
+}
+
+static void turret_draw(SDL_Renderer *r, const turret *t, bool headless)
+{
+    gfx_vgradient(r, 0.0f, 0.0f, SCREEN_W, SCREEN_H, (SDL_Color){18, 22, 34, 255},
+                  (SDL_Color){30, 36, 52, 255});
+    gfx_fill_rect(r, 0.0f, MUZZLE_Y + 62.0f, SCREEN_W, 2.0f, (SDL_Color){48, 56, 74, 255});
+    draw_projectiles(r, t);
+    draw_turret(r, t);
+    draw_slots(r, t);
+    draw_hud(r, t, headless);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Command line
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct options {
+    bool headless;
+    long frames;
+    const char *screenshot;
+    policy policy;
+    float rate;
+    size_t slots;
+} options;
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr,
+            "usage: %s [--headless] [--frames N] [--screenshot FILE.png]\n"
+            "          [--policy drop|reclaim] [--rate SHOTS_PER_S] [--slots N]\n",
+            argv0);
+    return 2;
+}
+
+static bool parse_options(int argc, char **argv, options *o)
+{
+    *o = (options){.frames = 600, .policy = POLICY_DROP, .rate = 10.0f, .slots = 20};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--headless")) {
+            o->headless = true;
+        } else if (!strcmp(a, "--frames") && v) {
+            o->frames = strtol(v, NULL, 10);
+            i++;
+        } else if (!strcmp(a, "--screenshot") && v) {
+            o->screenshot = v;
+            i++;
+        } else if (!strcmp(a, "--policy") && v) {
+            if (!strcmp(v, "drop")) o->policy = POLICY_DROP;
+            else if (!strcmp(v, "reclaim")) o->policy = POLICY_RECLAIM;
+            else return false;
+            i++;
+        } else if (!strcmp(a, "--rate") && v) {
+            o->rate = strtof(v, NULL);
+            i++;
+        } else if (!strcmp(a, "--slots") && v) {
+            o->slots = (size_t)strtoul(v, NULL, 10);
+            i++;
+        } else {
+            return false;
+        }
+    }
+    return o->frames > 0 && o->rate > 0.0f && o->slots >= MIN_SLOTS && o->slots <= MAX_SLOTS;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Main
+   ------------------------------------------------------------------------------------------ */
+
+static void handle_key(turret *t, SDL_Keycode key, bool *quit)
+{
+    switch (key) {
+    case SDLK_ESCAPE: *quit = true; break;
+    case SDLK_UP: t->rate = fminf(60.0f, t->rate + 1.0f); break;
+    case SDLK_DOWN: t->rate = fmaxf(1.0f, t->rate - 1.0f); break;
+    case SDLK_r: t->policy = t->policy == POLICY_DROP ? POLICY_RECLAIM : POLICY_DROP; break;
+    case SDLK_PLUS:
+    case SDLK_EQUALS:
+    case SDLK_KP_PLUS:
+        if (t->slots < MAX_SLOTS && turret_pool_build(t, t->slots + 1)) t->pool_rebuilds++;
+        break;
+    case SDLK_MINUS:
+    case SDLK_KP_MINUS:
+        if (t->slots > MIN_SLOTS && turret_pool_build(t, t->slots - 1)) t->pool_rebuilds++;
+        break;
+    default: break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    // Initialization
+    //------------------------------------------------------------------------------------------
+    options opt;
+    if (!parse_options(argc, argv, &opt)) return usage(argv[0]);
+
+    gfx_target target;
+    if (!gfx_open(&target, "spawnpool turret", SCREEN_W, SCREEN_H, opt.headless)) {
+        fprintf(stderr, "turret: no display and no offscreen renderer: %s\n", SDL_GetError());
+        return 1;
+    }
+    if (target.headless && !opt.headless)
+        fprintf(stderr, "turret: no display, running %ld frames headless\n", opt.frames);
+
+    turret t = {.policy = opt.policy, .rate = opt.rate};
+    if (!turret_pool_build(&t, opt.slots)) {
+        fprintf(stderr, "turret: cannot build a pool of %zu slots\n", opt.slots);
+        gfx_close(&target);
+        return 1;
+    }
+    /* From here on, the pool's allocator must stay silent. */
+    g_allocator_calls = 0;
+
+    // Main loop
+    //------------------------------------------------------------------------------------------
+    bool quit = false;
+    for (long frame = 0; !quit && (!target.headless || frame < opt.frames); frame++) {
+        SDL_Event ev;
+        while (!target.headless && SDL_PollEvent(&ev)) {
+            if (ev.type == SDL_QUIT) quit = true;
+            else if (ev.type == SDL_KEYDOWN) handle_key(&t, ev.key.keysym.sym, &quit);
+        }
+
+        // Update
+        //--------------------------------------------------------------------------------------
+        turret_update(&t, FRAME_DT);
+
+        // Draw
+        //--------------------------------------------------------------------------------------
+        /* Headless, only the last frame is seen (the screenshot): drawing the others in
+           software would only slow the tests down. */
+        if (!target.headless || frame == opt.frames - 1) {
+            turret_draw(target.renderer, &t, target.headless);
+            gfx_present(&target);
+        }
+    }
+
+    int rc = 0;
+    if (opt.screenshot && !gfx_screenshot(&target, opt.screenshot)) {
+        fprintf(stderr, "turret: cannot write %s\n", opt.screenshot);
+        rc = 1;
+    }
+
+    sp_stats st;
+    sp_stats_get(t.pool, &st);
+    printf("slots=%zu\n", t.slots);
+    printf("policy=%s\n", t.policy == POLICY_DROP ? "drop" : "reclaim");
+    printf("rate=%.1f\n", (double)t.rate);
+    printf("leased=%zu\n", st.leased);
+    printf("peak_leased=%zu\n", st.peak_leased);
+    printf("fired=%llu\n", (unsigned long long)t.shots_fired);
+    printf("dropped=%llu\n", (unsigned long long)st.dropped);
+    printf("reclaimed=%llu\n", (unsigned long long)st.reclaimed);
+    printf("members_built=%llu\n", (unsigned long long)st.created);
+    printf("buffer_bytes=%zu\n", t.buffer_bytes);
+    printf("allocator_calls_after_start=%llu\n", (unsigned long long)g_allocator_calls);
+    printf("pool_rebuilds=%llu\n", (unsigned long long)t.pool_rebuilds);
+
+    // De-Initialization
+    //------------------------------------------------------------------------------------------
+    sp_release_all(t.pool);
+    sp_pool_destroy(t.pool);
+    free(t.buffer);
+    gfx_close(&target);
+    return rc;
+}
