@@ -27,7 +27,7 @@ define ensure_pkgs
 	fi
 endef
 
-.PHONY: all demo test deps-test deps-demo clean
+.PHONY: all demo test deps-test deps-demo clean fuzz
 
 all: test
 
@@ -49,6 +49,16 @@ test: deps-test
 	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+
+# The model-based fuzzer (tests/fuzz) for FUZZ_SECONDS in the sanitizer build; new inputs go to
+# $(BUILD)/fuzz-corpus, crashes to $(BUILD)/fuzz-crash-*. `make test` runs it for ~25 s only.
+FUZZ_SECONDS ?= 300
+fuzz: deps-test
+	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	$(CMAKE) --build $(BUILD)/asan -j $(JOBS) --target fuzz_pool
+	mkdir -p $(BUILD)/fuzz-corpus
+	./$(BUILD)/asan/tests/fuzz/fuzz_pool -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus tests/fuzz/corpus
 
 clean:
 	rm -rf $(BUILD)
