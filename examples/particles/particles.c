@@ -1,0 +1,641 @@
+/* particles: 100k+ sparks in an sp_dense pool, integrated and drawn every frame.
+
+   Three fountains spray sparks at 60,000 per second; each lives 1.5 to 2.5 seconds, so about
+   120,000 are alive at once. They sit packed in one sp_dense array: the update is a plain loop
+   over contiguous memory, and a spent spark is swap-removed (the last spark moves into its
+   place, so the loop looks at the same index again). The pool is sized at load by Little's law
+   (rate x mean lifetime x headroom), so after creation it never calls the allocator: the
+   `allocator calls` counter stays put while millions of sparks come and go.
+
+   A few sparks are followed by sp_handle, drawn as boxes: they move around the array with every
+   swap-remove, and the handle still finds them until they die (then another one is picked).
+
+   Front ends: an SDL2 window when there is a display; `--headless` renders offscreen with SDL's
+   software renderer, writes `--screenshot` and prints the counters as key=value lines (what the
+   ctest check reads); `--terminal` (or no SDL2 / no display) prints frame times once per
+   simulated second. `particles --help` lists the flags.
+
+   Sections, raylib-style: Options, Simulation, Drawing, Front ends, Main. */
+#define _POSIX_C_SOURCE 200809L
+#include <spawnpool_dense.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef SP_HAVE_SDL2
+#  include "demo_sdl.h"
+#endif
+
+#define PT_W 960
+#define PT_H 540
+#define PT_DT (1.0f / 60.0f)     /* fixed step: headless runs are reproducible */
+#define PT_LIFE_MIN 1.5f
+#define PT_LIFE_MAX 2.5f
+#define PT_GRAVITY 420.0f        /* pixels / s^2 */
+#define PT_EMITTERS 3
+#define PT_TRACKED 6
+#define PT_TIMES 256             /* frame-time ring for the p99 */
+
+/* ---------------------------------------------------------------------------------------------
+   Options
+   ------------------------------------------------------------------------------------------ */
+typedef struct pt_options {
+    double rate;            /* sparks per second */
+    size_t max;             /* pool cap (0: Little's law) */
+    sp_overflow policy;
+    unsigned frames;        /* headless / terminal run length */
+    unsigned seed;
+    const char *screenshot;
+    int headless, terminal;
+} pt_options;
+
+static void pt_usage(FILE *out) {
+    fprintf(out,
+        "usage: particles [options]\n"
+        "100k+ sparks in an sp_dense pool: spawned at a rate, integrated, swap-removed when\n"
+        "spent. Opens a window when a display is available, else prints frame times.\n"
+        "\n"
+        "  --rate N          sparks per second (default 60000)\n"
+        "  --max N           pool cap (default rate x 2.0 s mean life x 1.25 headroom)\n"
+        "  --policy P        when the pool is full: drop (default) or reclaim\n"
+        "  --seed N          random seed (default 1)\n"
+        "  --frames N        frames to run headless or in the terminal (default 200 / 600)\n"
+        "  --headless        render offscreen (no display needed), write --screenshot, print\n"
+        "                    the counters as key=value lines\n"
+        "  --screenshot F    PNG of the last frame (headless or window)\n"
+        "  --terminal        never open a window\n"
+        "  --help            this text\n"
+        "\n"
+        "Window keys: up/down spawn rate, c clear, space pause, esc quit.\n");
+}
+
+static int pt_parse_num(const char *flag, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0.0;
+    if (!s || *end || end == s || errno || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "particles: %s wants a number from %g to %g\n", flag, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* @return 0 to run, 1 after --help, 2 on a bad flag. */
+static int pt_parse(int argc, char **argv, pt_options *o) {
+    memset(o, 0, sizeof *o);
+    o->rate = 60000.0;
+    o->seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double d;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            pt_usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--headless")) {
+            o->headless = 1;
+        } else if (!strcmp(a, "--terminal")) {
+            o->terminal = 1;
+        } else if (!strcmp(a, "--rate")) {
+            if (pt_parse_num(a, v, 1, 2e6, &o->rate)) return 2;
+            i++;
+        } else if (!strcmp(a, "--max")) {
+            if (pt_parse_num(a, v, 1, 1 << 24, &d)) return 2;
+            o->max = (size_t)d;
+            i++;
+        } else if (!strcmp(a, "--seed")) {
+            if (pt_parse_num(a, v, 0, 4294967295.0, &d)) return 2;
+            o->seed = (unsigned)d;
+            i++;
+        } else if (!strcmp(a, "--frames")) {
+            if (pt_parse_num(a, v, 1, 1e7, &d)) return 2;
+            o->frames = (unsigned)d;
+            i++;
+        } else if (!strcmp(a, "--screenshot")) {
+            if (!v) {
+                fprintf(stderr, "particles: --screenshot wants a file name\n");
+                return 2;
+            }
+            o->screenshot = v;
+            i++;
+        } else if (!strcmp(a, "--policy")) {
+            if (v && !strcmp(v, "drop")) o->policy = SP_OVERFLOW_DROP;
+            else if (v && !strcmp(v, "reclaim")) o->policy = SP_OVERFLOW_RECLAIM;
+            else {
+                fprintf(stderr, "particles: --policy wants drop or reclaim\n");
+                return 2;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "particles: unknown option '%s' (try --help)\n", a);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Simulation
+   ------------------------------------------------------------------------------------------ */
+
+/* 24 bytes: five floats of state and a serial that names the spark (the tracker checks that a
+   handle finds the same serial it was taken for). */
+typedef struct spark {
+    float x, y, vx, vy, life;
+    uint32_t serial;
+} spark;
+
+/* Counts the allocator's calls, to show they stop once the pool is built. */
+typedef struct pt_alloc_count {
+    unsigned long long calls;
+} pt_alloc_count;
+
+static void *pt_alloc(size_t size, size_t align, void *user) {
+    ((pt_alloc_count *)user)->calls++;
+    if (align <= _Alignof(max_align_t)) return malloc(size);
+    return aligned_alloc(align, (size + align - 1) / align * align);
+}
+
+static void pt_free(void *ptr, size_t size, void *user) {
+    (void)size;
+    (void)user;
+    free(ptr);
+}
+
+typedef struct pt_sim {
+    sp_dense *sparks;
+    pt_alloc_count allocs;
+    unsigned long long allocs_after_create;
+    double rate, spawn_debt;
+    uint32_t rng, next_serial;
+    unsigned long long moves;          /* on_move calls: sparks shifted by swap-removes */
+    sp_handle tracked[PT_TRACKED];
+    uint32_t tracked_serial[PT_TRACKED];
+    unsigned long long tracked_checks, tracked_wrong, tracked_lost;
+    unsigned long long frame;
+} pt_sim;
+
+static uint32_t pt_rand(pt_sim *s) {
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 17;
+    s->rng ^= s->rng << 5;
+    return s->rng;
+}
+
+static float pt_randf(pt_sim *s) { return (float)(pt_rand(s) >> 8) * (1.0f / 16777216.0f); }
+
+static void pt_on_move(void *item, size_t from, size_t to, void *user) {
+    (void)item;
+    (void)from;
+    (void)to;
+    ((pt_sim *)user)->moves++;
+}
+
+static int pt_sim_init(pt_sim *s, const pt_options *o) {
+    memset(s, 0, sizeof *s);
+    s->rate = o->rate;
+    s->rng = o->seed * 2654435761u + 0x9E3779B9u;
+    if (s->rng == 0) s->rng = 1;
+    /* Little's law: live sparks = rate x mean lifetime; 25% headroom for the spread. */
+    double mean_life = 0.5 * (PT_LIFE_MIN + PT_LIFE_MAX);
+    size_t little = (size_t)(o->rate * mean_life * 1.25);
+    size_t max = o->max ? o->max : little;
+    if (max > ((size_t)1 << 24)) max = (size_t)1 << 24;
+    s->sparks = sp_dense_create(&(sp_dense_desc){
+        .name = "sparks",
+        .item_size = sizeof(spark),
+        .initial = little < max ? little : max, /* built at load, not during the first second */
+        .max = max,
+        .overflow = o->policy,
+        .on_move = pt_on_move,
+        .user = s,
+        .allocator = {pt_alloc, pt_free, &s->allocs},
+    });
+    if (!s->sparks) return -1;
+    s->allocs_after_create = s->allocs.calls;
+    return 0;
+}
+
+static void pt_sim_fini(pt_sim *s) { sp_dense_destroy(s->sparks); }
+
+static void pt_spawn(pt_sim *s, int w, int h) {
+    s->spawn_debt += s->rate * (double)PT_DT;
+    int n = (int)s->spawn_debt;
+    s->spawn_debt -= n;
+    for (int i = 0; i < n; i++) {
+        uint32_t serial = s->next_serial++;
+        int e = (int)(serial % PT_EMITTERS);
+        float angle = -1.5708f + (pt_randf(s) - 0.5f) * (0.5f + 0.15f * (float)e);
+        float speed = 380.0f + 180.0f * pt_randf(s);
+        spark sp = {
+            .x = (float)w * (0.25f + 0.25f * (float)e) + (pt_randf(s) - 0.5f) * 6.0f,
+            .y = (float)h - 12.0f,
+            .vx = cosf(angle) * speed + (float)(e - 1) * 40.0f,
+            .vy = sinf(angle) * speed,
+            .life = PT_LIFE_MIN + (PT_LIFE_MAX - PT_LIFE_MIN) * pt_randf(s),
+            .serial = serial,
+        };
+        sp_dense_add(s->sparks, &sp); /* NULL when full under DROP: counted by the pool */
+    }
+}
+
+/* The hot loop: a plain walk over packed memory. A spent spark is swap-removed; the spark that
+   took its place has not been updated yet this frame, so i stays. */
+static void pt_integrate(pt_sim *s, int w, int h) {
+    spark *p = (spark *)sp_dense_data(s->sparks);
+    size_t i = 0;
+    const float floor_y = (float)h - 4.0f;
+    while (i < sp_dense_count(s->sparks)) {
+        spark *q = &p[i];
+        q->life -= PT_DT;
+        if (q->life <= 0.0f || q->x < 0.0f || q->x >= (float)w) {
+            sp_dense_remove_at(s->sparks, i);
+            continue;
+        }
+        q->vy += PT_GRAVITY * PT_DT;
+        q->x += q->vx * PT_DT;
+        q->y += q->vy * PT_DT;
+        if (q->y > floor_y) { /* splash: bounce, losing most of the speed */
+            q->y = floor_y;
+            q->vy *= -0.35f;
+            q->vx *= 0.7f;
+        }
+        i++;
+    }
+}
+
+/* Follows a few sparks by handle; a handle that stops resolving means its spark died. */
+static void pt_track(pt_sim *s) {
+    for (int k = 0; k < PT_TRACKED; k++) {
+        const spark *p = (const spark *)sp_dense_resolve(s->sparks, s->tracked[k]);
+        if (p) {
+            s->tracked_checks++;
+            if (p->serial != s->tracked_serial[k]) s->tracked_wrong++;
+            continue;
+        }
+        if (!sp_handle_is_null(s->tracked[k])) s->tracked_lost++;
+        size_t n = sp_dense_count(s->sparks);
+        if (n == 0) continue;
+        size_t i = (size_t)pt_rand(s) % n;
+        s->tracked[k] = sp_dense_handle_at(s->sparks, i);
+        s->tracked_serial[k] = ((const spark *)sp_dense_at(s->sparks, i))->serial;
+    }
+}
+
+static void pt_step(pt_sim *s, int w, int h) {
+    pt_spawn(s, w, h);
+    pt_integrate(s, w, h);
+    pt_track(s);
+    s->frame++;
+}
+
+/* Frame times: a ring of the last PT_TIMES, for the average and the p99. */
+typedef struct pt_times {
+    double ms[PT_TIMES];
+    unsigned n, at;
+    double sum_all;
+    unsigned long long n_all;
+} pt_times;
+
+static void pt_times_add(pt_times *t, double ms) {
+    t->ms[t->at] = ms;
+    t->at = (t->at + 1) % PT_TIMES;
+    if (t->n < PT_TIMES) t->n++;
+    t->sum_all += ms;
+    t->n_all++;
+}
+
+static int pt_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pt_times_p99(const pt_times *t) {
+    if (t->n == 0) return 0.0;
+    double sorted[PT_TIMES];
+    memcpy(sorted, t->ms, t->n * sizeof(double));
+    qsort(sorted, t->n, sizeof(double), pt_cmp_double);
+    return sorted[(t->n * 99) / 100 < t->n ? (t->n * 99) / 100 : t->n - 1];
+}
+
+static double pt_times_avg(const pt_times *t) { return t->n_all ? t->sum_all / (double)t->n_all : 0; }
+
+static double pt_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static void pt_kv_print(FILE *out, const pt_sim *s, const pt_times *update, const pt_times *frame) {
+    sp_stats st;
+    sp_dense_stats_get(s->sparks, &st);
+    fprintf(out, "frames=%llu\nrate=%.0f\nparticles=%zu\ncapacity=%zu\nmax=%zu\npeak=%zu\n",
+            s->frame, s->rate, st.leased, st.size, st.max, st.peak_leased);
+    fprintf(out, "spawned=%llu\nremoved=%llu\nmoves=%llu\ndropped=%llu\nreclaimed=%llu\n",
+            (unsigned long long)st.acquired, (unsigned long long)st.released, s->moves,
+            (unsigned long long)st.dropped, (unsigned long long)st.reclaimed);
+    /* the pool's counters against its count: every spark spawned is alive or was removed */
+    fprintf(out, "unaccounted=%lld\n",
+            (long long)(st.acquired - st.released) - (long long)sp_dense_count(s->sparks));
+    fprintf(out, "created=%llu\nbytes=%zu\nalloc_calls=%llu\nalloc_calls_after_create=%llu\n",
+            (unsigned long long)st.created, st.bytes, s->allocs.calls,
+            s->allocs.calls - s->allocs_after_create);
+    fprintf(out, "handle_checks=%llu\nhandle_wrong=%llu\nhandle_expired=%llu\n",
+            s->tracked_checks, s->tracked_wrong, s->tracked_lost);
+    fprintf(out, "update_ms_avg=%.3f\nupdate_ms_p99=%.3f\n", pt_times_avg(update),
+            pt_times_p99(update));
+    if (frame)
+        fprintf(out, "frame_ms_avg=%.3f\nframe_ms_p99=%.3f\n", pt_times_avg(frame),
+                pt_times_p99(frame));
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Terminal front end: the simulation alone, a line of timings per simulated second.
+   ------------------------------------------------------------------------------------------ */
+static int pt_run_terminal(const pt_options *o) {
+    pt_sim s;
+    if (pt_sim_init(&s, o) != 0) return 1;
+    pt_times update = {0};
+    unsigned frames = o->frames ? o->frames : 600;
+    sp_stats st0;
+    sp_dense_stats_get(s.sparks, &st0);
+    printf("particles (terminal): %u frames at 60 Hz, %.0f sparks/s, cap %zu\n", frames, o->rate,
+           st0.max);
+    for (unsigned f = 0; f < frames; f++) {
+        double t0 = pt_now_ms();
+        pt_step(&s, PT_W, PT_H);
+        pt_times_add(&update, pt_now_ms() - t0);
+        if (s.frame % 60 == 0) {
+            sp_stats st;
+            sp_dense_stats_get(s.sparks, &st);
+            printf("t=%5.1fs  particles=%7zu  update %6.3f ms (p99 %6.3f)  dropped=%llu  "
+                   "allocator calls since load=%llu\n",
+                   (double)s.frame / 60.0, st.leased, update.ms[(update.at + PT_TIMES - 1) % PT_TIMES],
+                   pt_times_p99(&update), (unsigned long long)st.dropped,
+                   s.allocs.calls - s.allocs_after_create);
+        }
+    }
+    pt_kv_print(stdout, &s, &update, NULL);
+    pt_sim_fini(&s);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Drawing (SDL2): sparks are added into an XRGB framebuffer (overlaps glow), which is uploaded
+   to a streaming texture; the HUD and the tracked sparks' boxes are drawn with the renderer.
+   ------------------------------------------------------------------------------------------ */
+#ifdef SP_HAVE_SDL2
+
+typedef struct pt_gfx {
+    SDL_Renderer *renderer;
+    SDL_Texture *texture;
+    uint32_t *fb;
+    uint32_t palette[PT_EMITTERS][64]; /* by emitter and remaining life */
+} pt_gfx;
+
+static uint32_t pt_rgb(float r, float g, float b) {
+    uint32_t ri = (uint32_t)(r > 255 ? 255 : r), gi = (uint32_t)(g > 255 ? 255 : g),
+             bi = (uint32_t)(b > 255 ? 255 : b);
+    return ri << 16 | gi << 8 | bi;
+}
+
+static void pt_palette_init(pt_gfx *g) {
+    for (int i = 0; i < 64; i++) {
+        float t = (float)i / 63.0f; /* 1: just born, 0: about to die */
+        float k = 30.0f + 90.0f * t;
+        g->palette[0][i] = pt_rgb(k * 1.3f, k * (0.3f + 0.7f * t), k * 0.25f * t); /* fire */
+        g->palette[1][i] = pt_rgb(k * 0.3f * t, k * (0.5f + 0.4f * t), k * 1.4f);  /* ice */
+        g->palette[2][i] = pt_rgb(k * 0.5f * t, k * 1.3f, k * (0.3f + 0.4f * t));  /* acid */
+    }
+}
+
+static int pt_gfx_init(pt_gfx *g, SDL_Renderer *r) {
+    memset(g, 0, sizeof *g);
+    g->renderer = r;
+    g->texture = SDL_CreateTexture(r, SDL_PIXELFORMAT_RGB888, SDL_TEXTUREACCESS_STREAMING, PT_W, PT_H);
+    g->fb = (uint32_t *)malloc((size_t)PT_W * PT_H * sizeof(uint32_t));
+    if (!g->texture || !g->fb) {
+        fprintf(stderr, "particles: cannot make the framebuffer: %s\n", SDL_GetError());
+        if (g->texture) SDL_DestroyTexture(g->texture);
+        free(g->fb);
+        return -1;
+    }
+    pt_palette_init(g);
+    return 0;
+}
+
+static void pt_gfx_fini(pt_gfx *g) {
+    SDL_DestroyTexture(g->texture);
+    free(g->fb);
+}
+
+/* Adds two XRGB colours channel by channel, saturating at 255: overlapping sparks glow. */
+static uint32_t pt_add_sat(uint32_t a, uint32_t b) {
+    uint32_t r = ((a >> 16) & 0xFFu) + ((b >> 16) & 0xFFu);
+    uint32_t g = ((a >> 8) & 0xFFu) + ((b >> 8) & 0xFFu);
+    uint32_t bl = (a & 0xFFu) + (b & 0xFFu);
+    return (r > 255u ? 255u : r) << 16 | (g > 255u ? 255u : g) << 8 | (bl > 255u ? 255u : bl);
+}
+
+static void pt_draw(pt_gfx *g, const pt_sim *s, const pt_times *frame, const pt_times *update,
+                    int paused) {
+    /* background: a dark vertical gradient, rewritten every frame */
+    for (int y = 0; y < PT_H; y++) {
+        uint32_t c = (uint32_t)(8 + y / 40) << 8 | (uint32_t)(12 + y / 30);
+        uint32_t *row = g->fb + (size_t)y * PT_W;
+        for (int x = 0; x < PT_W; x++) row[x] = c;
+    }
+    const spark *p = (const spark *)sp_dense_data(s->sparks);
+    size_t n = sp_dense_count(s->sparks);
+    for (size_t i = 0; i < n; i++) {
+        int x = (int)p[i].x, y = (int)p[i].y;
+        if ((unsigned)x >= PT_W || (unsigned)y >= PT_H) continue;
+        int li = (int)(p[i].life * (63.0f / PT_LIFE_MAX));
+        uint32_t c = g->palette[p[i].serial % PT_EMITTERS][li < 0 ? 0 : li > 63 ? 63 : li];
+        uint32_t *px = &g->fb[(size_t)y * PT_W + (size_t)x];
+        *px = pt_add_sat(*px, c);
+    }
+    SDL_UpdateTexture(g->texture, NULL, g->fb, PT_W * (int)sizeof(uint32_t));
+    SDL_RenderCopy(g->renderer, g->texture, NULL, NULL);
+
+    /* tracked sparks: boxes around what the handles resolve to */
+    SDL_SetRenderDrawColor(g->renderer, 255, 255, 255, 255);
+    for (int k = 0; k < PT_TRACKED; k++) {
+        const spark *t = (const spark *)sp_dense_resolve(s->sparks, s->tracked[k]);
+        if (!t) continue;
+        SDL_Rect box = {(int)t->x - 4, (int)t->y - 4, 9, 9};
+        SDL_RenderDrawRect(g->renderer, &box);
+    }
+
+    sp_stats st;
+    sp_dense_stats_get(s->sparks, &st);
+    char hud[512];
+    snprintf(hud, sizeof hud,
+             "SP_DENSE PARTICLES%s\n"
+             "LIVE %zu / CAP %zu   SPAWN %.0f/S\n"
+             "FRAME %.2f MS (P99 %.2f)   UPDATE %.2f MS\n"
+             "SPAWNED %llu  REMOVED %llu  MOVED %llu\n"
+             "DROPPED %llu  ALLOCATOR CALLS SINCE LOAD %llu\n"
+             "HANDLES FOLLOWED %d  CHECKS %llu  WRONG %llu",
+             paused ? "  (PAUSED)" : "", st.leased, st.size, s->rate,
+             frame->n ? frame->ms[(frame->at + PT_TIMES - 1) % PT_TIMES] : 0.0, pt_times_p99(frame),
+             update->n ? update->ms[(update->at + PT_TIMES - 1) % PT_TIMES] : 0.0,
+             (unsigned long long)st.acquired, (unsigned long long)st.released, s->moves,
+             (unsigned long long)st.dropped, s->allocs.calls - s->allocs_after_create,
+             PT_TRACKED, s->tracked_checks, s->tracked_wrong);
+    SDL_SetRenderDrawBlendMode(g->renderer, SDL_BLENDMODE_BLEND);
+    SDL_SetRenderDrawColor(g->renderer, 0, 0, 0, 150);
+    SDL_Rect panel = {8, 8, 360, 64};
+    SDL_RenderFillRect(g->renderer, &panel);
+    SDL_SetRenderDrawColor(g->renderer, 235, 235, 220, 255);
+    demo_text_draw(g->renderer, 14, 14, 1, hud);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Headless front end: software renderer on an offscreen surface, no display needed.
+   ------------------------------------------------------------------------------------------ */
+static int pt_run_headless(const pt_options *o) {
+    unsigned frames = o->frames ? o->frames : 200;
+    if (SDL_Init(0) != 0) {
+        fprintf(stderr, "particles: SDL_Init: %s\n", SDL_GetError());
+        return 1;
+    }
+    SDL_Surface *surface = SDL_CreateRGBSurfaceWithFormat(0, PT_W, PT_H, 32, SDL_PIXELFORMAT_RGB888);
+    SDL_Renderer *r = surface ? SDL_CreateSoftwareRenderer(surface) : NULL;
+    pt_sim s;
+    pt_gfx g;
+    int rc = 1;
+    if (!r) {
+        fprintf(stderr, "particles: software renderer: %s\n", SDL_GetError());
+        goto out_sdl;
+    }
+    if (pt_sim_init(&s, o) != 0) goto out_sdl;
+    if (pt_gfx_init(&g, r) != 0) goto out_sim;
+    pt_times update = {0}, frame = {0};
+    for (unsigned f = 0; f < frames; f++) {
+        double t0 = pt_now_ms();
+        pt_step(&s, PT_W, PT_H);
+        double t1 = pt_now_ms();
+        pt_draw(&g, &s, &frame, &update, 0);
+        pt_times_add(&update, t1 - t0);
+        pt_times_add(&frame, pt_now_ms() - t0);
+    }
+    rc = 0;
+    if (o->screenshot) {
+        if (demo_screenshot(r, o->screenshot) != 0) {
+            fprintf(stderr, "particles: cannot write %s: %s\n", o->screenshot, SDL_GetError());
+            rc = 1;
+        }
+    }
+    pt_kv_print(stdout, &s, &update, &frame);
+    /* lit pixels of the last frame, so a check can tell sparks from an empty background */
+    size_t lit = 0;
+    for (size_t i = 0; i < (size_t)PT_W * PT_H; i++) lit += (g.fb[i] & 0xFF0000u) > 0x200000u;
+    printf("lit_pixels=%zu\nscreenshot=%s\n", lit, o->screenshot ? o->screenshot : "");
+    pt_gfx_fini(&g);
+out_sim:
+    pt_sim_fini(&s);
+out_sdl:
+    if (r) SDL_DestroyRenderer(r);
+    if (surface) SDL_FreeSurface(surface);
+    SDL_Quit();
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Window front end
+   ------------------------------------------------------------------------------------------ */
+static int pt_run_window(const pt_options *o) {
+    if (SDL_Init(SDL_INIT_VIDEO) != 0) return -1; /* no display: the caller falls back */
+    SDL_Window *win = SDL_CreateWindow("spawnpool: sp_dense particles", SDL_WINDOWPOS_CENTERED,
+                                       SDL_WINDOWPOS_CENTERED, PT_W, PT_H, 0);
+    SDL_Renderer *r = win ? SDL_CreateRenderer(win, -1, SDL_RENDERER_PRESENTVSYNC) : NULL;
+    if (!r && win) r = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
+    if (!r) {
+        if (win) SDL_DestroyWindow(win);
+        SDL_Quit();
+        return -1;
+    }
+    pt_options opt = *o;
+    pt_sim s;
+    pt_gfx g;
+    int rc = 1;
+    if (pt_sim_init(&s, &opt) != 0) goto out_sdl;
+    if (pt_gfx_init(&g, r) != 0) goto out_sim;
+    pt_times update = {0}, frame = {0};
+    int running = 1, paused = 0;
+    double last = pt_now_ms();
+    while (running) {
+        SDL_Event ev;
+        while (SDL_PollEvent(&ev)) {
+            if (ev.type == SDL_QUIT) running = 0;
+            if (ev.type != SDL_KEYDOWN) continue;
+            switch (ev.key.keysym.sym) {
+            case SDLK_ESCAPE: case SDLK_q: running = 0; break;
+            case SDLK_UP: s.rate = s.rate * 1.25 > 2e6 ? 2e6 : s.rate * 1.25; break;
+            case SDLK_DOWN: s.rate = s.rate / 1.25 < 100 ? 100 : s.rate / 1.25; break;
+            case SDLK_c: sp_dense_clear(s.sparks); break;
+            case SDLK_SPACE: paused = !paused; break;
+            default: break;
+            }
+        }
+        double t0 = pt_now_ms();
+        if (!paused) pt_step(&s, PT_W, PT_H);
+        double t1 = pt_now_ms();
+        pt_draw(&g, &s, &frame, &update, paused);
+        if (!paused) pt_times_add(&update, t1 - t0);
+        pt_times_add(&frame, pt_now_ms() - t0);
+        SDL_RenderPresent(r);
+        /* fixed simulation step: without vsync, do not run faster than 60 Hz */
+        double now = pt_now_ms(), wait = 1000.0 / 60.0 - (now - last);
+        if (wait > 1.0) SDL_Delay((Uint32)wait);
+        last = pt_now_ms();
+    }
+    rc = 0;
+    if (opt.screenshot && demo_screenshot(r, opt.screenshot) != 0) rc = 1;
+    pt_kv_print(stdout, &s, &update, &frame);
+    pt_gfx_fini(&g);
+out_sim:
+    pt_sim_fini(&s);
+out_sdl:
+    SDL_DestroyRenderer(r);
+    SDL_DestroyWindow(win);
+    SDL_Quit();
+    return rc;
+}
+
+#else /* no SDL2: the terminal is the only front end */
+
+static int pt_run_window(const pt_options *o) {
+    (void)o;
+    return -1;
+}
+
+static int pt_run_headless(const pt_options *o) {
+    (void)o;
+    fprintf(stderr, "particles: built without SDL2, so no --headless (install libsdl2-dev)\n");
+    return 2;
+}
+
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+   Main: pick the front end
+   ------------------------------------------------------------------------------------------ */
+int main(int argc, char **argv) {
+    pt_options o;
+    int rc = pt_parse(argc, argv, &o);
+    if (rc) return rc == 1 ? 0 : 2;
+    if (o.headless) return pt_run_headless(&o);
+    const char *x11 = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
+    if (!o.terminal && ((x11 && *x11) || (wayland && *wayland))) {
+        rc = pt_run_window(&o);
+        if (rc >= 0) return rc;
+    }
+    return pt_run_terminal(&o);
+}
