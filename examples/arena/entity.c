@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 /* Every pooled kind is built the same way; only the kind differs. The pool zeroed the memory,
-   so the flags start false: a built member is dormant until a spawn wakes it. */
+   and so did scene_link for its node's flags: a built member is dormant until a spawn wakes it. */
 static void entity_build(void *item, void *user, entity_kind kind)
 {
     entity *e = (entity *)item;
@@ -49,8 +49,7 @@ void entity_wake(void *item, const void *arg, void *user)
     e->angle = 0.0f;
     e->cooldown = 0.0f;
     e->serial = ++s->next_serial;
-    e->active = true;
-    e->visible = true;
+    scene_set_flags(s, e, true, true);
 }
 
 /* on_release: the end of a life, on every path (destroy, RECLAIM, scene exit). */
@@ -58,8 +57,7 @@ void entity_sleep(void *item, void *user)
 {
     entity *e = (entity *)item;
     scene *s = (scene *)user;
-    e->active = false;
-    e->visible = false;
+    scene_set_flags(s, e, false, false);
     /* Children end with their parent. The child is a handle because the sparks pool may have
        reclaimed the shield already; then it no longer resolves and there is nothing to do. */
     entity *child = (entity *)sp_resolve(s->sparks, e->child);
@@ -91,6 +89,7 @@ entity *entity_create(scene *s, entity_kind kind, const entity_spawn *spawn)
     entity *e = (entity *)calloc(1, sizeof *e);
     if (!e) return NULL;
     e->kind = kind;
+    e->scene_index = SIZE_MAX;
     e->scene = s;
     if (!scene_link(s, e)) {
         free(e);

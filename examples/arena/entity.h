@@ -4,7 +4,12 @@
    take any of them. Bullets, enemies and sparks are pool members, built once when the scene
    loads and woken and put to sleep by the pool's hooks; the player and the turrets are
    ordinary malloc'd objects. The rest of the game does not care which is which: it reads the
-   `active` and `visible` flags and calls entity_destroy(). */
+   entity's `active` and `visible` flags and calls entity_destroy().
+
+   The flags are kept in the scene's list (scene_node), not in the struct below: loops over
+   the list then skip a dormant member without reading its memory. A free member belongs to its
+   pool, and a debug build (SP_DEBUG) poisons it, so that any read through a stale pointer is
+   reported; a flag inside the member would be exactly such a read. */
 #ifndef ARENA_ENTITY_H
 #define ARENA_ENTITY_H
 
@@ -25,12 +30,10 @@ typedef enum entity_kind {
 
 typedef struct entity {
     entity_kind kind;
-    bool active;          /* takes part in updates and collisions; false while dormant in a pool */
-    bool visible;         /* is drawn; false while dormant in a pool */
     bool pooled;          /* a pool member: destroy releases it, otherwise destroy frees it */
     bool shield;          /* a spark orbiting an enemy (its child), not a burst spark */
     struct scene *scene;
-    size_t scene_index;   /* where the scene's entity list holds it */
+    size_t scene_index;   /* its node in the scene's list, where its flags are */
     uint64_t serial;      /* which life this is, numbered by the scene; read only by the check
                              that no event reaches a life it was not queued for */
     float x, y, vx, vy;

@@ -154,8 +154,8 @@ static void scene_draw(SDL_Renderer *r, const scene *s, bool headless)
                                         ENTITY_BULLET, ENTITY_SPARK};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         for (size_t i = 0; i < s->count; i++) {
-            const entity *e = s->list[i];
-            if (e->visible && e->kind == order[k]) draw_entity(r, s, e);
+            const scene_node *n = &s->list[i];
+            if (n->visible && n->kind == order[k]) draw_entity(r, s, n->e);
         }
     draw_hud(r, s, headless);
 }

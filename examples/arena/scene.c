@@ -66,23 +66,32 @@ bool scene_link(scene *s, entity *e)
 {
     if (s->count == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 256;
-        entity **list = (entity **)realloc(s->list, cap * sizeof *list);
+        scene_node *list = (scene_node *)realloc(s->list, cap * sizeof *list);
         if (!list) return false;
         s->list = list;
         s->cap = cap;
     }
     e->scene_index = s->count;
-    s->list[s->count++] = e;
+    s->list[s->count++] = (scene_node){.e = e, .kind = e->kind, .pooled = e->pooled};
+    s->live++;
     return true;
+}
+
+void scene_set_flags(scene *s, const entity *e, bool active, bool visible)
+{
+    if (e->scene_index == SIZE_MAX) return; /* never linked (out of memory at build) */
+    s->list[e->scene_index].active = active;
+    s->list[e->scene_index].visible = visible;
 }
 
 void scene_unlink(scene *s, entity *e)
 {
-    /* Swap-remove: order in the list does not matter, and this keeps unlink O(1). */
-    size_t i = e->scene_index;
-    entity *last = s->list[--s->count];
-    s->list[i] = last;
-    last->scene_index = i;
+    /* The node becomes a hole rather than being filled by the last one: moving a node would
+       mean writing the moved entity's scene_index, and that entity may be a dormant member,
+       whose memory the scene must not touch. Holes are skipped like dormant entities; entities
+       are only unlinked when the scene is left, so they do not pile up. */
+    s->list[e->scene_index] = (scene_node){0};
+    s->live--;
     e->scene_index = SIZE_MAX;
 }
 
@@ -154,8 +163,8 @@ static entity *scene_nearest_enemy(scene *s, float x, float y)
     entity *best = NULL;
     float best_d = 1e30f;
     for (size_t i = 0; i < s->count; i++) {
-        entity *e = s->list[i];
-        if (!e->active || e->kind != ENTITY_ENEMY) continue;
+        if (!s->list[i].active || s->list[i].kind != ENTITY_ENEMY) continue;
+        entity *e = s->list[i].e;
         float dx = e->x - x, dy = e->y - y, d = dx * dx + dy * dy;
         if (d < best_d) best_d = d, best = e;
     }
@@ -227,12 +236,11 @@ fail:
 
 void scene_leave(scene *s, scene_report *report)
 {
-    /* End every life the scene still has. Backwards, because destroying a non-pooled entity
-       swap-removes it and the entity swapped in has already been visited. */
-    for (size_t i = s->count; i-- > 0;) {
-        if (i >= s->count) continue;
-        entity *e = s->list[i];
-        if (e->active || !e->pooled) entity_destroy(e);
+    /* End every life the scene still has: active entities, and non-pooled ones however they
+       are flagged (they are not owned by any pool, so nothing else would free them). */
+    for (size_t i = 0; i < s->count; i++) {
+        const scene_node *n = &s->list[i];
+        if (n->e && (n->active || !n->pooled)) entity_destroy(n->e);
     }
     size_t leaked = 0;
     for (size_t i = 0; s->registry && i < sp_registry_count(s->registry); i++) {
@@ -244,14 +252,14 @@ void scene_leave(scene *s, scene_report *report)
     if (s->registry) sp_registry_destroy(s->registry);
     if (report) {
         report->leaked = leaked;
-        report->list_left = s->count;
+        report->list_left = s->live;
     }
     free(s->list);
     free(s->events);
     s->registry = NULL;
     s->list = NULL;
     s->events = NULL;
-    s->count = s->cap = 0;
+    s->count = s->cap = s->live = 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -387,8 +395,8 @@ static void scene_collide(scene *s)
     entity *bullets[BULLETS_MAX], *enemies[ENEMIES_MAX];
     size_t nb = 0, ne = 0;
     for (size_t i = 0; i < s->count; i++) {
-        entity *e = s->list[i];
-        if (!e->active) continue; /* dormant members are out of collisions */
+        if (!s->list[i].active) continue; /* dormant members are out of collisions */
+        entity *e = s->list[i].e;
         if (e->kind == ENTITY_BULLET && nb < BULLETS_MAX) bullets[nb++] = e;
         if (e->kind == ENTITY_ENEMY && ne < ENEMIES_MAX) enemies[ne++] = e;
     }
@@ -445,11 +453,11 @@ void scene_update(scene *s, float dt)
 {
     s->time += dt;
     s->player_hit_flash = fmaxf(0.0f, s->player_hit_flash - dt);
-    /* Index loop: spawning may append to the list (when a pool has to grow) and destroying a
-       pooled entity never removes it, so indices stay valid. */
+    /* Index loop: spawning may append to the list (when a pool has to grow) and the list may
+       move when it does; nothing is ever removed during play, so indices stay valid. */
     for (size_t i = 0; i < s->count; i++) {
-        entity *e = s->list[i];
-        if (!e->active) continue; /* dormant members are out of updates */
+        if (!s->list[i].active) continue; /* dormant members are out of updates */
+        entity *e = s->list[i].e;
         switch (e->kind) {
         case ENTITY_PLAYER: update_player(s, e, dt); break;
         case ENTITY_TURRET: update_turret(s, e, dt); break;

@@ -28,6 +28,15 @@ typedef enum scene_event_kind {
     SCENE_EVENT_CONTACT  /* a: enemy that reached the player */
 } scene_event_kind;
 
+/* One entry of the scene's list per entity built for it, dormant pool members included. */
+typedef struct scene_node {
+    entity *e;
+    entity_kind kind;  /* copied here so loops can filter without reading the entity */
+    bool pooled;
+    bool active;       /* takes part in updates and collisions (set by entity_wake/entity_sleep) */
+    bool visible;      /* is drawn (same) */
+} scene_node;
+
 typedef struct scene_event {
     scene_event_kind kind;
     sp_handle a, b;
@@ -56,8 +65,9 @@ typedef struct scene_counters {
 typedef struct scene {
     sp_registry *registry;
     sp_pool *bullets, *enemies, *sparks; /* looked up once: the registry owns them */
-    entity **list;                       /* every entity built for the scene, dormant included */
-    size_t count, cap;
+    scene_node *list;                    /* every entity built for the scene, dormant included */
+    size_t count, cap;                   /* nodes used (holes included) and allocated */
+    size_t live;                         /* linked entities */
     entity *player;
     entity *turrets[SCENE_TURRETS];
     scene_event *events;
@@ -90,5 +100,7 @@ void scene_leave(scene *s, scene_report *report);
 /* For entity.c: the scene's entity list. Linking fails only when out of memory. */
 bool scene_link(scene *s, entity *e);
 void scene_unlink(scene *s, entity *e);
+/* Sets an entity's flags (in its node). */
+void scene_set_flags(scene *s, const entity *e, bool active, bool visible);
 
 #endif /* ARENA_SCENE_H */

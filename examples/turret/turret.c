@@ -36,7 +36,7 @@
 #define BARREL_LEN 60.0f
 #define MIN_SLOTS 1
 #define MAX_SLOTS 64
-#define FLASH_TIME 0.18f           /* s a drop or reclaim stays lit */
+#define FLASH_TIME 0.25f           /* s a drop or reclaim stays lit */
 
 typedef struct projectile {
     float x, y, vx, vy;
@@ -263,9 +263,9 @@ static void draw_turret(SDL_Renderer *r, const turret *t)
         float k = t->drop_flash / FLASH_TIME;
         base = gfx_mix(base, COLOR_DROP, k);
         barrel = gfx_mix(barrel, COLOR_DROP, k);
-        SDL_Color halo = {COLOR_DROP.r, COLOR_DROP.g, COLOR_DROP.b, (Uint8)(140.0f * k)};
+        SDL_Color halo = {COLOR_DROP.r, COLOR_DROP.g, COLOR_DROP.b, (Uint8)(200.0f * k)};
         SDL_Color none = {COLOR_DROP.r, COLOR_DROP.g, COLOR_DROP.b, 0};
-        gfx_disc(r, MUZZLE_X, MUZZLE_Y, 90.0f, halo, none);
+        gfx_disc(r, MUZZLE_X, MUZZLE_Y, 110.0f, halo, none);
     } else if (t->reclaim_flash > 0.0f) {
         float k = t->reclaim_flash / FLASH_TIME;
         SDL_Color halo = {COLOR_RECLAIM.r, COLOR_RECLAIM.g, COLOR_RECLAIM.b, (Uint8)(110.0f * k)};
@@ -308,7 +308,13 @@ static void draw_slots(SDL_Renderer *r, const turret *t)
     float left = (SCREEN_W - pitch * (float)t->slots) * 0.5f;
     char label[64];
     snprintf(label, sizeof label, "pool members (%zu), one cube each", t->slots);
-    gfx_text(r, left, top - 34.0f, 2, COLOR_DIM, label);
+    gfx_text(r, left, top - 42.0f, 2, COLOR_DIM, label);
+    if (t->drop_flash > 0.0f) {
+        /* Every slot busy and a shot refused: the whole row flashes with the turret. */
+        SDL_Color glow = gfx_alpha(COLOR_DROP, t->drop_flash / FLASH_TIME * 0.8f);
+        gfx_fill_rect(r, left - 10.0f, top - size * 0.28f - 10.0f, pitch * (float)t->slots + 14.0f,
+                      size * 1.28f + 20.0f, glow);
+    }
     for (size_t i = 0; i < t->slots; i++) {
         SDL_Color face = used[i] ? COLOR_USED : COLOR_FREE;
         if (t->cube_flash[i] > 0.0f)
