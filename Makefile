@@ -8,8 +8,8 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE     ?= cmake
 DEMO_ARGS ?=
 
-TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev
-DEMO_PKGS = cmake gcc g++ make pkg-config
+TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libsdl2-dev zlib1g-dev
+DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev zlib1g-dev
 
 # Installs the packages named in $(1) that dpkg does not list as installed.
 define ensure_pkgs
