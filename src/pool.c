@@ -73,6 +73,22 @@ static inline uint32_t index_of_hinted(sp_pool *p, const void *item) {
     return idx;
 }
 
+/* Debug-build bookkeeping around state changes; nothing at all with SP_DEBUG=0. */
+#if SP_DEBUG
+static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) {
+    return sp__dbg_at(&p->chunks[idx >> p->chunk_shift], idx & p->chunk_mask);
+}
+#  define DBG_FREED(p, idx, item) sp__dbg_freed((p), dbg_at((p), (idx)), (item))
+#  define DBG_LEASING(p, idx, item) sp__dbg_leasing((p), dbg_at((p), (idx)), (item), (idx))
+#  define DBG_POISON(mem, size) sp__dbg_poison((mem), (size))
+#  define DBG_UNPOISON(mem, size) sp__dbg_unpoison((mem), (size))
+#else
+#  define DBG_FREED(p, idx, item) ((void)0)
+#  define DBG_LEASING(p, idx, item) ((void)0)
+#  define DBG_POISON(mem, size) ((void)0)
+#  define DBG_UNPOISON(mem, size) ((void)0)
+#endif
+
 static void *pool_alloc(sp_pool *p, size_t size, size_t align) {
     return p->allocator.alloc(size, align, p->allocator.user);
 }
@@ -223,7 +239,8 @@ static size_t chunk_slots_offset(const sp_pool *p, uint32_t count) {
 
 /* Bytes of one heap chunk of `count` members (the allocation starts at its first member). */
 static size_t chunk_mem_size(const sp_pool *p, uint32_t count) {
-    return chunk_slots_offset(p, count) + (size_t)count * sizeof(sp__slot);
+    size_t end = chunk_slots_offset(p, count) + (size_t)count * sizeof(sp__slot);
+    return SP__DBG_BYTES ? sp__align8(end) + (size_t)count * SP__DBG_BYTES : end;
 }
 
 static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, sp__slot *slots,
@@ -240,6 +257,10 @@ static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, sp__slot *s
         unbuilt_push(p, (c << p->chunk_shift) | i, &slots[i]);
     }
     p->reserved += count;
+#if SP_DEBUG
+    memset(sp__dbg_at(ch, 0), 0, (size_t)count * SP__DBG_BYTES);
+#endif
+    DBG_POISON(items, (size_t)count * p->stride);
 }
 
 /* Doubles the chunk table (zeroed records: a lookup in an unused record finds nothing). */
@@ -282,7 +303,7 @@ static bool chunk_add(sp_pool *p, bool past_max) {
 
     size_t slots_off = chunk_slots_offset(p, count);
     size_t mem_size = chunk_mem_size(p, count);
-    size_t align = p->item_align > _Alignof(sp__slot) ? p->item_align : _Alignof(sp__slot);
+    size_t align = p->item_align > 8u ? p->item_align : 8u; /* 8: the debug records */
     unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, align);
     if (!mem) {
         sp__log(p, SP__MSG_NOMEM, "chunk of members");
@@ -338,6 +359,7 @@ static void chunks_release_empty(sp_pool *p) {
         if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)ch->items);
         p->reserved -= ch->count;
         p->bytes -= chunk_mem_size(p, ch->count);
+        DBG_UNPOISON(ch->items, (size_t)ch->count * p->stride);
         pool_free(p, ch->items, chunk_mem_size(p, ch->count));
         ch->items = NULL;
         ch->slots = NULL;
@@ -369,6 +391,7 @@ static uint32_t member_build(sp_pool *p, bool past_max) {
     sp__slot *s = slot_at(p, idx);
     p->unbuilt_head = s->next;
     void *item = item_at(p, idx);
+    DBG_UNPOISON(item, p->item_size);
     memset(item, 0, p->item_size);
     s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__FREE;
     s->prev = s->next = SP__NIL;
@@ -382,7 +405,10 @@ static uint32_t member_build(sp_pool *p, bool past_max) {
 /* Destroys a member that is in no list: dispose runs, and the slot becomes unbuilt (or retired
    when its life counter cannot count another life). */
 static void member_dispose(sp_pool *p, uint32_t idx, sp__slot *s, bool ends_life) {
-    run_dispose(p, s, item_at(p, idx));
+    void *item = item_at(p, idx);
+    DBG_UNPOISON(item, p->item_size);
+    run_dispose(p, s, item);
+    DBG_POISON(item, p->item_size);
     uint32_t life = sp__life(s);
     if (ends_life) {
         if (life == SP__LIFE_MAX) {
@@ -401,7 +427,9 @@ static void member_dispose(sp_pool *p, uint32_t idx, sp__slot *s, bool ends_life
 
 /* A member whose last life has ended: disposed, never used again. */
 static SP__NOINLINE void member_retire(sp_pool *p, uint32_t idx, sp__slot *s) {
-    run_dispose(p, s, item_at(p, idx));
+    void *item = item_at(p, idx);
+    run_dispose(p, s, item); /* it was leased until now: not poisoned */
+    DBG_POISON(item, p->item_size);
     s->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
     p->chunks[idx >> p->chunk_shift].built--;
     p->size--;
@@ -490,8 +518,11 @@ static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size
     uintptr_t pool = align_up(start, _Alignof(sp_pool));
     uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__chunk);
     if (slots < start || slots > end) return false;
-    if (n > (end - slots) / sizeof(sp__slot)) return false;
-    uintptr_t items = align_up(slots + n * sizeof(sp__slot), l->align);
+    if (n > (end - slots) / (sizeof(sp__slot) + SP__DBG_BYTES)) return false;
+    /* slots, then (debug builds) their 8-aligned records, then the aligned members */
+    uintptr_t records = align_up(slots + n * sizeof(sp__slot), SP__DBG_BYTES ? 8u : 1u);
+    if (records > end || n > (end - records) / (SP__DBG_BYTES ? SP__DBG_BYTES : 1u)) return false;
+    uintptr_t items = align_up(records + n * SP__DBG_BYTES, l->align);
     if (items < slots || items > end) return false;
     if (n > (end - items) / l->stride) return false;
     if (items_out) *items_out = items;
@@ -502,9 +533,9 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     if (!desc) return 0;
     sp__layout l = layout_of(desc);
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
-    size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u);
+    size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
     size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
-    return fixed + members * (sizeof(sp__slot) + l.stride);
+    return fixed + members * (sizeof(sp__slot) + SP__DBG_BYTES + l.stride);
 }
 
 static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
@@ -669,6 +700,8 @@ sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *d
 
 sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL); }
 
+static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level);
+
 /* Takes every member out of its list and disposes it; leased members' lives end. */
 static size_t dispose_all(sp_pool *p) {
     size_t n = 0;
@@ -703,7 +736,10 @@ void sp_pool_destroy(sp_pool *pool) {
         return;
     }
     sp_pool *p = pool;
-    if (p->leased) sp__log(p, SP__MSG_LEAKED, p->leased);
+    if (p->leased) {
+        sp__log(p, SP__MSG_LEAKED, p->leased);
+        report_sites(p, "leaked", SP_LOG_WARN);
+    }
     p->destroying = true;
     dispose_all(p);
     if (p->registry) {
@@ -711,6 +747,8 @@ void sp_pool_destroy(sp_pool *pool) {
         p->registry = NULL;
     }
     sp__tag_release(p->tag);
+    for (uint32_t c = 0; c < p->chunk_count; c++) /* the memory goes back clean */
+        if (p->chunks[c].count) DBG_UNPOISON(p->chunks[c].items, (size_t)p->chunks[c].count * p->stride);
     if (p->fixed) return;
     for (uint32_t c = 0; c < p->chunk_count; c++)
         if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
@@ -727,6 +765,7 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         uint32_t idx = member_build(pool, false);
         if (idx == SP__NIL) break;
         free_push(pool, idx, slot_at(pool, idx));
+        DBG_FREED(pool, idx, item_at(pool, idx));
         built++;
     }
     return built;
@@ -826,6 +865,7 @@ static inline void life_end_to_free(sp_pool *p, uint32_t idx, sp__slot *s) {
     }
     s->word = word;
     free_push(p, idx, s);
+    DBG_FREED(p, idx, item_at(p, idx));
 }
 
 static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
@@ -834,6 +874,10 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
     if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
     p->acquired++;
     void *item = item_at(p, idx);
+    DBG_LEASING(p, idx, item);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
     if (p->on_acquire) run_on_acquire(p, s, item, arg);
     return item;
 }
@@ -937,6 +981,50 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
     return pool ? acquire_fast(pool, arg, true) : NULL;
 }
 
+/* ---- the same, recording call sites (debug records; no-ops with SP_DEBUG=0) ---------- */
+
+void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line) {
+#if SP_DEBUG
+    uint32_t idx = item ? index_of(p, item) : SP__NIL;
+    if (idx == SP__NIL) return;
+    sp__dbg *rec = dbg_at(p, idx);
+    rec->acq_file = file;
+    rec->acq_line = line > 0 ? (uint32_t)line : 0u;
+#else
+    (void)p, (void)item, (void)file, (void)line;
+#endif
+}
+
+void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line) {
+#if SP_DEBUG
+    uint32_t idx = item ? index_of(p, item) : SP__NIL;
+    if (idx == SP__NIL) return;
+    sp__dbg *rec = dbg_at(p, idx);
+    rec->rel_file = file;
+    rec->rel_line = line > 0 ? (uint32_t)line : 0u;
+#else
+    (void)p, (void)item, (void)file, (void)line;
+#endif
+}
+
+void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
+    return sp_acquire_with_at(pool, NULL, file, line);
+}
+
+void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
+    if (!pool) return NULL;
+    void *item = acquire_fast(pool, arg, false);
+    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
+}
+
+void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
+    if (!pool) return NULL;
+    void *item = acquire_fast(pool, arg, true);
+    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
+}
+
 static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *item) {
     if (idx == SP__NIL) {
         sp__log(p, SP__MSG_FOREIGN, item);
@@ -968,6 +1056,13 @@ sp_result sp_release(sp_pool *pool, void *item) {
     if (pool->on_release) run_on_release(pool, s, item);
     life_end_to_free(pool, idx, s);
     return SP_OK;
+}
+
+sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
+    /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
+       record is bookkeeping, so a refused release leaves the member's state untouched. */
+    if (SP_DEBUG && pool && item && sp_is_leased(pool, item)) sp__dbg_note_release(pool, item, file, line);
+    return sp_release(pool, item);
 }
 
 size_t sp_release_all(sp_pool *pool) {
@@ -1006,17 +1101,43 @@ sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     return h;
 }
 
+/* Why a handle did not resolve. A stale handle is the expected case (the turret's target died)
+   and stays silent; a handle of another pool, or one naming a slot or a life that never existed,
+   is a bug in the caller and gets a log line. */
+static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle) {
+    if (handle.id == 0) return NULL;
+    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
+    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
+    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
+    if (tag != pool->tag) {
+        sp__log(pool, SP__MSG_FOREIGN_HANDLE, (unsigned long long)handle.id);
+        return NULL;
+    }
+    uint32_t c = idx >> pool->chunk_shift, i = idx & pool->chunk_mask;
+    bool exists = c < pool->chunk_count;
+    uint32_t reached = 0; /* the highest life this slot can have handed out */
+    if (exists && i < pool->chunks[c].count) {
+        const sp__slot *s = &pool->chunks[c].slots[i];
+        reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
+    } else if (exists) {
+        reached = pool->chunks[c].life_floor ? pool->chunks[c].life_floor - 1u : 0u;
+    }
+    if (life == 0 || life > reached) sp__log(pool, SP__MSG_FORGED_HANDLE, (unsigned long long)handle.id);
+    return NULL;
+}
+
 void *sp_resolve(const sp_pool *pool, sp_handle handle) {
     if (!pool) return NULL;
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
     uint32_t c = idx >> pool->chunk_shift;
-    if (tag != pool->tag || c >= pool->chunk_count) return NULL;
+    if (SP__UNLIKELY(tag != pool->tag || c >= pool->chunk_count)) return resolve_refused(pool, handle);
     const sp__chunk *ch = &pool->chunks[c];
     uint32_t i = idx & pool->chunk_mask;
-    if (i >= ch->count) return NULL;
-    if ((ch->slots[i].word & ~(uint32_t)SP__BUSY) != (life << SP__FLAG_BITS | SP__LEASED)) return NULL;
+    if (SP__UNLIKELY(i >= ch->count)) return resolve_refused(pool, handle);
+    if ((ch->slots[i].word & ~(uint32_t)SP__BUSY) != (life << SP__FLAG_BITS | SP__LEASED))
+        return resolve_refused(pool, handle);
     return ch->items + (size_t)i * pool->stride;
 }
 
@@ -1050,6 +1171,77 @@ void *sp_next(const sp_pool *pool, const void *item) {
     /* A member in its on_release hook is already out of the list: its links are stale. */
     if (sp__state(s) != SP__LEASED || (s->word & SP__BUSY) || s->next == SP__NIL) return NULL;
     return item_at(pool, s->next);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Leak reports
+   ------------------------------------------------------------------------------------------ */
+
+static void leased_site(const sp_pool *p, uint32_t idx, const char **file, int *line) {
+#if SP_DEBUG
+    const sp__dbg *rec = dbg_at(p, idx);
+    *file = rec->acq_file;
+    *line = rec->acq_file ? (int)rec->acq_line : 0;
+#else
+    (void)p, (void)idx;
+    *file = NULL;
+    *line = 0;
+#endif
+}
+
+size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
+    if (!pool) return 0;
+    size_t n = 0;
+    for (uint32_t i = pool->lease_head; i != SP__NIL; i = slot_at(pool, i)->next) {
+        const char *file;
+        int line;
+        leased_site(pool, i, &file, &line);
+        if (fn) fn(item_at(pool, i), file, line, user);
+        n++;
+    }
+    return n;
+}
+
+#define SP__REPORT_SITES 8
+
+/* One log line per acquisition site of the leased members (the first SP__REPORT_SITES sites in
+   acquisition order, then one line for the rest). */
+static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level) {
+    struct {
+        const char *file;
+        int line;
+        size_t count;
+    } sites[SP__REPORT_SITES];
+    size_t nsites = 0, other = 0, total = 0;
+    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
+        const char *file;
+        int line;
+        leased_site(p, i, &file, &line);
+        total++;
+        size_t k = 0;
+        while (k < nsites && !(sites[k].line == line && (sites[k].file == file ||
+                                                        (file && sites[k].file && strcmp(file, sites[k].file) == 0))))
+            k++;
+        if (k < nsites) {
+            sites[k].count++;
+        } else if (nsites < SP__REPORT_SITES) {
+            sites[nsites].file = file;
+            sites[nsites].line = line;
+            sites[nsites].count = 1;
+            nsites++;
+        } else {
+            other++;
+        }
+    }
+    for (size_t k = 0; k < nsites; k++)
+        sp__log_level(p, level, SP__MSG_LEAK_SITE, sites[k].count, what,
+                      sites[k].file ? sites[k].file : "an unknown site", sites[k].line);
+    if (other) sp__log_level(p, level, SP__MSG_LEAK_OTHER_SITES, other, what);
+    return total;
+}
+
+size_t sp_leak_report(const sp_pool *pool, sp_log_level level) {
+    return pool ? report_sites(pool, "leased", level) : 0;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -163,8 +163,12 @@ sp_pool *sp_registry_pool_at(const sp_registry *reg, size_t index) {
 }
 
 void *sp_spawn(sp_registry *reg, const char *name, const void *arg) {
+    return sp_spawn_at(reg, name, arg, NULL, 0);
+}
+
+void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, const char *file, int line) {
     sp_pool *pool = sp_registry_get(reg, name);
-    return pool ? sp_acquire_with(pool, arg) : NULL;
+    return pool ? sp_acquire_with_at(pool, arg, file, line) : NULL;
 }
 
 /* The pool whose chunk contains item's address, whatever the slot state. */
@@ -183,6 +187,10 @@ sp_pool *sp_registry_owner(const sp_registry *reg, const void *item) {
 }
 
 sp_result sp_registry_release(sp_registry *reg, void *item) {
+    return sp_registry_release_at(reg, item, NULL, 0);
+}
+
+sp_result sp_registry_release_at(sp_registry *reg, void *item, const char *file, int line) {
     if (!item) return SP_OK;
     if (!reg) return SP_ERR_INVALID;
     sp_pool *pool = range_owner(reg, item);
@@ -190,5 +198,5 @@ sp_result sp_registry_release(sp_registry *reg, void *item) {
         sp__log_to(&sp__registry_logger, "registry", SP__MSG_FOREIGN, item);
         return SP_ERR_FOREIGN;
     }
-    return sp_release(pool, item);
+    return sp_release_at(pool, item, file, line);
 }

@@ -3,6 +3,8 @@
 #ifndef SP_INTERNAL_H
 #define SP_INTERNAL_H
 
+/* The library defines the plain functions that the site macros would replace. */
+#define SP_NO_SITE_MACROS
 #include <spawnpool.h>
 
 #include <stdarg.h>
@@ -145,7 +147,13 @@ struct sp_pool {
     X(MSG_SLOTS_FULL, SP_LOG_ERROR, "cannot grow: a pool holds at most 16777216 slots")            \
     X(MSG_IN_HOOK, SP_LOG_WARN, "%s called from one of this pool's hooks: refused")                \
     X(MSG_DESTROYING, SP_LOG_WARN, "acquire while the pool is being destroyed: refused")           \
-    X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")
+    X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")   \
+    X(MSG_WRITTEN_AFTER_RELEASE, SP_LOG_ERROR,                                                     \
+      "member %p (slot %u) was written after its release (released at %s:%d)")                    \
+    X(MSG_LEAK_SITE, SP_LOG_WARN, "%zu %s, acquired at %s:%d")                                     \
+    X(MSG_LEAK_OTHER_SITES, SP_LOG_WARN, "%zu %s at other sites")                                  \
+    X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool")       \
+    X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life (forged?)")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
@@ -154,6 +162,8 @@ typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
 /* Logs message `msg` (with printf arguments) through the pool's logger, or through the
    default logger when pool is NULL. */
 void sp__log(const sp_pool *pool, sp__msg msg, ...);
+/* Same, at an explicit level instead of the message's own. */
+void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...);
 /* Same, with an explicit logger and name (for descriptors that never became a pool). */
 void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...);
 void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap);
@@ -178,9 +188,46 @@ void sp__registry_forget(sp_registry *reg, sp_pool *pool);
 /* True when item is the start of a built member of pool. O(1) expected. */
 bool sp__pool_has_member(const sp_pool *pool, const void *item);
 
+/* ---- debug records (SP_DEBUG >= 1) ------------------------------------------------------
+   One record per slot, in the chunk after the slots (8-aligned): where the member was last
+   acquired and released, and the checksum taken at release where no sanitizer watches. */
+#if SP_DEBUG
+typedef struct sp__dbg {
+    const char *acq_file, *rel_file;
+    uint32_t acq_line, rel_line;
+    uint32_t sum;
+    uint32_t has_sum;
+} sp__dbg;
+#  define SP__DBG_BYTES sizeof(sp__dbg)
+#else
+#  define SP__DBG_BYTES ((size_t)0)
+#endif
+
+static inline size_t sp__align8(size_t x) { return (x + 7u) & ~(size_t)7u; }
+
+#if SP_DEBUG
+/* The record of slot i of chunk ch. */
+static inline sp__dbg *sp__dbg_at(const sp__chunk *ch, uint32_t i) {
+    uintptr_t base = (uintptr_t)(ch->slots + ch->count);
+    return (sp__dbg *)(void *)sp__align8(base) + i;
+}
+/* A member becomes free (released or prewarmed): checksum, optional fill, poison. */
+void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item);
+/* A free member is about to be handed out: unpoison, then verify the checksum. */
+void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, uint32_t idx);
+/* Memory that no live member occupies (unbuilt or retired slots) / that is used again. */
+void sp__dbg_poison(void *mem, size_t size);
+void sp__dbg_unpoison(void *mem, size_t size);
+#endif
+/* Where a call came from, for the _at variants: NULL/0 when unknown. */
+void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line);
+void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line);
+
 /* ---- white-box test hooks ------------------------------------------------------------- */
 /* Sets the life counter of the slot holding item (a built member), to test exhaustion. */
 void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
+/* Bytes of debug records per member in this build of the library (0 with SP_DEBUG=0). */
+size_t sp__debug_bytes_per_member(void);
 /* Checks every internal invariant (lists, counts, states); returns false and logs on error.
    O(size). */
 bool sp__pool_check(const sp_pool *pool);

@@ -43,9 +43,12 @@ static void sp__stderr_log(sp_log_level level, const char *pool_name, const char
             message);
 }
 
-void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap) {
+/* Formats message msg and hands it to the logger at `level` (the table's level when < 0). */
+static void sp__vlog_level(const sp_logger *logger, const char *name, int level, sp__msg msg,
+                           va_list ap) {
     char line[256];
     const sp__msg_info *info = &sp__messages[msg];
+    sp_log_level lv = level < 0 ? info->level : (sp_log_level)level;
 #if defined(__GNUC__) || defined(__clang__)
 #  pragma GCC diagnostic push
 #  pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -55,9 +58,20 @@ void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list
 #  pragma GCC diagnostic pop
 #endif
     if (logger && logger->log)
-        logger->log(info->level, name ? name : "", line, logger->user);
+        logger->log(lv, name ? name : "", line, logger->user);
     else
-        sp__stderr_log(info->level, name ? name : "", line, NULL);
+        sp__stderr_log(lv, name ? name : "", line, NULL);
+}
+
+void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap) {
+    sp__vlog_level(logger, name, -1, msg, ap);
+}
+
+void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...) {
+    va_list ap;
+    va_start(ap, msg);
+    sp__vlog_level(pool ? &pool->logger : NULL, pool ? pool->name : "", (int)level, msg, ap);
+    va_end(ap);
 }
 
 void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...) {
