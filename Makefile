@@ -10,6 +10,8 @@ DEMO_ARGS ?=
 
 TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libsdl2-dev zlib1g-dev
 DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev zlib1g-dev
+BENCH_PKGS = cmake gcc g++ make pkg-config libboost-dev libglib2.0-dev libmimalloc-dev \
+             libjemalloc-dev libgoogle-perftools-dev gnuplot-nox valgrind
 
 # Installs the packages named in $(1) that dpkg does not list as installed.
 define ensure_pkgs
@@ -62,3 +64,20 @@ fuzz: deps-test
 
 clean:
 	rm -rf $(BUILD)
+
+# make bench [QUICK=1]   the benchmark suite against the peers; writes bench/results/
+# make bench-instr       instructions per operation under callgrind, appended to latest.csv
+.PHONY: bench bench-instr deps-bench bench-build
+QUICK ?=
+deps-bench:
+	$(call ensure_pkgs,$(BENCH_PKGS))
+
+bench-build: deps-bench
+	$(CMAKE) -S . -B $(BUILD)/bench -DSP_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
+	$(CMAKE) --build $(BUILD)/bench -j $(JOBS) --target spbench spinstr spreport
+
+bench: bench-build
+	bench/run.sh $(BUILD)/bench/bench $(if $(filter 1 yes true,$(QUICK)),quick,full)
+
+bench-instr: bench-build
+	bench/run.sh $(BUILD)/bench/bench $(if $(filter 1 yes true,$(QUICK)),quick,full) instr-only

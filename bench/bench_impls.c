@@ -1,0 +1,292 @@
+/*
+    bench_impls.c -- every implementation the benchmark compares, behind bench_impl.
+
+    Peers are called the way that keeps them honest in one process: glibc through
+    __libc_malloc/__libc_free (so no preloaded allocator takes it over), mimalloc and tcmalloc
+    through dlopen with RTLD_LOCAL and their own entry points (mi_malloc, tc_malloc), so they do
+    not replace the process's malloc that the driver and the other peers use. jemalloc cannot be
+    dlopened (it needs initial-exec TLS), so it runs in a process of its own with LD_PRELOAD and
+    is measured as plain malloc/free; bench_impl_find("jemalloc") refuses to run otherwise.
+*/
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* glibc's own entry points: whatever malloc is interposed, these stay glibc's. */
+extern void *__libc_malloc(size_t size);
+extern void __libc_free(void *ptr);
+
+/* ---------------------------------------------------------------------------------------------
+   The bare intrusive free list: the floor. No handles, no stats, no checks.
+   ------------------------------------------------------------------------------------------ */
+
+bool bench_freelist_init(bench_freelist *fl, size_t item_size, size_t capacity) {
+    memset(fl, 0, sizeof *fl);
+    fl->slot_size = (item_size + 15u) & ~(size_t)15u;
+    if (fl->slot_size < sizeof(void *)) fl->slot_size = sizeof(void *);
+    /* One chunk for the whole capacity when it is known, as a game would size it. */
+    fl->chunk_items = capacity ? capacity : 4096u;
+    return true;
+}
+
+void *bench_freelist_grow(bench_freelist *fl) {
+    if (fl->chunk_count == fl->chunk_cap) {
+        size_t cap = fl->chunk_cap ? fl->chunk_cap * 2u : 16u;
+        void **chunks = realloc(fl->chunks, cap * sizeof *chunks);
+        if (chunks == NULL) return NULL;
+        fl->chunks = chunks;
+        fl->chunk_cap = cap;
+    }
+    size_t bytes = (fl->chunk_items * fl->slot_size + 63u) & ~(size_t)63u;
+    char *chunk = aligned_alloc(64, bytes);
+    if (chunk == NULL) return NULL;
+    fl->chunks[fl->chunk_count++] = chunk;
+    /* Thread the new slots so the lowest address comes out first. */
+    for (size_t i = fl->chunk_items; i-- > 1;) bench_freelist_push(fl, chunk + i * fl->slot_size);
+    /* After the first chunk, later ones are smaller so growth stays proportionate. */
+    if (fl->chunk_items > 4096u) fl->chunk_items = 4096u;
+    return chunk;
+}
+
+void bench_freelist_fini(bench_freelist *fl) {
+    for (size_t i = 0; i < fl->chunk_count; i++) free(fl->chunks[i]);
+    free(fl->chunks);
+    memset(fl, 0, sizeof *fl);
+}
+
+static bool fl_open(void **state, size_t item_size, size_t capacity) {
+    bench_freelist *fl = malloc(sizeof *fl);
+    if (fl == NULL || !bench_freelist_init(fl, item_size, capacity)) {
+        free(fl);
+        return false;
+    }
+    *state = fl;
+    return true;
+}
+static void fl_close(void *state) {
+    bench_freelist_fini(state);
+    free(state);
+}
+static void *fl_acquire(void *state) { return bench_freelist_pop(state); }
+static void fl_release(void *state, void *item) { bench_freelist_push(state, item); }
+
+/* ---------------------------------------------------------------------------------------------
+   spawnpool: DROP without hooks, RECLAIM, and DROP taking a handle on every acquisition.
+   ------------------------------------------------------------------------------------------ */
+
+static bool sp_open_policy(void **state, size_t item_size, size_t capacity, sp_overflow policy) {
+    /* A game sizes the pool for its peak and builds it at load. */
+    sp_pool *pool = sp_pool_create(&(sp_desc){
+        .name = "bench",
+        .item_size = item_size,
+        .initial = capacity,
+        .max = capacity,
+        .overflow = policy,
+    });
+    if (pool == NULL) {
+        fprintf(stderr, "spawnpool: sp_pool_create failed (item_size %zu, capacity %zu)\n",
+                item_size, capacity);
+        return false;
+    }
+    *state = pool;
+    return true;
+}
+static bool sp_open_drop(void **state, size_t item_size, size_t capacity) {
+    return sp_open_policy(state, item_size, capacity, SP_OVERFLOW_DROP);
+}
+static bool sp_open_reclaim(void **state, size_t item_size, size_t capacity) {
+    return sp_open_policy(state, item_size, capacity, SP_OVERFLOW_RECLAIM);
+}
+static void sp_close(void *state) { sp_pool_destroy(state); }
+static void *sp_bench_acquire(void *state) { return sp_acquire(state); }
+static void sp_bench_release(void *state, void *item) { (void)sp_release(state, item); }
+static sp_pool *sp_bench_pool(void *state) { return state; }
+
+/* The handle goes in the member's second word: the first is the workload's. */
+static void *sp_handles_acquire(void *state) {
+    void *item = sp_acquire(state);
+    if (item != NULL) ((sp_handle *)item)[1] = sp_handle_of(state, item);
+    return item;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   boost::pool<> and GSlice.
+   ------------------------------------------------------------------------------------------ */
+
+static bool boost_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    *state = bench_boost_create(item_size);
+    return *state != NULL;
+}
+static void boost_close(void *state) { bench_boost_destroy(state); }
+static void *boost_acquire(void *state) { return bench_boost_malloc(state); }
+static void boost_release(void *state, void *item) { bench_boost_free(state, item); }
+
+/* Heap allocators only need the size; state points at it. */
+typedef struct sized_state {
+    size_t size;
+} sized_state;
+
+static bool sized_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    sized_state *s = malloc(sizeof *s);
+    if (s == NULL) return false;
+    s->size = item_size;
+    *state = s;
+    return true;
+}
+static void sized_close(void *state) { free(state); }
+
+static void *gslice_acquire(void *state) { return g_slice_alloc(((sized_state *)state)->size); }
+static void gslice_release(void *state, void *item) {
+    g_slice_free1(((sized_state *)state)->size, item);
+}
+
+static void *glibc_acquire(void *state) { return __libc_malloc(((sized_state *)state)->size); }
+static void glibc_release(void *state, void *item) {
+    (void)state;
+    __libc_free(item);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   mimalloc and tcmalloc, dlopened; jemalloc, preloaded.
+   ------------------------------------------------------------------------------------------ */
+
+typedef void *(*bench_malloc_fn)(size_t);
+typedef void (*bench_free_fn)(void *);
+
+typedef struct dl_peer {
+    const char *label;
+    const char *const *sonames; /* tried in order */
+    const char *malloc_name, *free_name;
+    bool tried, loaded;
+    bench_malloc_fn malloc_fn;
+    bench_free_fn free_fn;
+} dl_peer;
+
+static const char *const mimalloc_sonames[] = {"libmimalloc.so.2", "libmimalloc.so", NULL};
+static const char *const tcmalloc_sonames[] = {"libtcmalloc_minimal.so.4",
+                                               "libtcmalloc_minimal.so", NULL};
+static dl_peer mimalloc_peer = {"mimalloc", mimalloc_sonames, "mi_malloc", "mi_free",
+                                false, false, NULL, NULL};
+static dl_peer tcmalloc_peer = {"tcmalloc", tcmalloc_sonames, "tc_malloc", "tc_free",
+                                false, false, NULL, NULL};
+
+/* ISO C has no cast from void * to a function pointer; POSIX guarantees the bytes match. */
+static void *dl_symbol(void *lib, const char *name) { return dlsym(lib, name); }
+
+static bool dl_peer_load(dl_peer *peer) {
+    if (peer->tried) return peer->loaded;
+    peer->tried = true;
+    void *lib = NULL;
+    for (const char *const *so = peer->sonames; *so != NULL && lib == NULL; so++)
+        lib = dlopen(*so, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        fprintf(stderr, "skipping %s: dlopen failed (%s)\n", peer->label, dlerror());
+        return false;
+    }
+    void *m = dl_symbol(lib, peer->malloc_name);
+    void *f = dl_symbol(lib, peer->free_name);
+    if (m == NULL || f == NULL) {
+        fprintf(stderr, "skipping %s: %s/%s not found\n", peer->label, peer->malloc_name,
+                peer->free_name);
+        return false;
+    }
+    memcpy(&peer->malloc_fn, &m, sizeof m);
+    memcpy(&peer->free_fn, &f, sizeof f);
+    peer->loaded = true;
+    return true;
+}
+
+typedef struct dl_state {
+    size_t size;
+    bench_malloc_fn malloc_fn;
+    bench_free_fn free_fn;
+} dl_state;
+
+static bool dl_open(void **state, size_t item_size, dl_peer *peer) {
+    if (!dl_peer_load(peer)) return false;
+    dl_state *s = malloc(sizeof *s);
+    if (s == NULL) return false;
+    *s = (dl_state){item_size, peer->malloc_fn, peer->free_fn};
+    *state = s;
+    return true;
+}
+static bool mimalloc_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    return dl_open(state, item_size, &mimalloc_peer);
+}
+static bool tcmalloc_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    return dl_open(state, item_size, &tcmalloc_peer);
+}
+static void dl_close(void *state) { free(state); }
+static void *dl_acquire(void *state) {
+    dl_state *s = state;
+    return s->malloc_fn(s->size);
+}
+static void dl_release(void *state, void *item) { ((dl_state *)state)->free_fn(item); }
+
+/* Only meaningful when libjemalloc is preloaded: then malloc is jemalloc's. */
+static bool jemalloc_open(void **state, size_t item_size, size_t capacity) {
+    if (dlsym(RTLD_DEFAULT, "mallctl") == NULL) {
+        fprintf(stderr, "skipping jemalloc: not preloaded (run with LD_PRELOAD=libjemalloc.so.2)\n");
+        return false;
+    }
+    return sized_open(state, item_size, capacity);
+}
+static void *jemalloc_acquire(void *state) { return malloc(((sized_state *)state)->size); }
+static void jemalloc_release(void *state, void *item) {
+    (void)state;
+    free(item);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The table.
+   ------------------------------------------------------------------------------------------ */
+
+static const bench_impl impl_spawnpool = {"spawnpool", sp_open_drop, sp_close,
+                                          sp_bench_acquire, sp_bench_release, sp_bench_pool};
+static const bench_impl impl_spawnpool_reclaim = {"spawnpool_reclaim", sp_open_reclaim, sp_close,
+                                                  sp_bench_acquire, sp_bench_release,
+                                                  sp_bench_pool};
+static const bench_impl impl_spawnpool_handles = {"spawnpool_handles", sp_open_drop, sp_close,
+                                                  sp_handles_acquire, sp_bench_release,
+                                                  sp_bench_pool};
+static const bench_impl impl_freelist = {"freelist", fl_open, fl_close, fl_acquire, fl_release,
+                                         NULL};
+static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
+                                      boost_release, NULL};
+static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,
+                                       gslice_release, NULL};
+static const bench_impl impl_glibc = {"glibc", sized_open, sized_close, glibc_acquire,
+                                      glibc_release, NULL};
+static const bench_impl impl_mimalloc = {"mimalloc", mimalloc_open, dl_close, dl_acquire,
+                                         dl_release, NULL};
+static const bench_impl impl_tcmalloc = {"tcmalloc", tcmalloc_open, dl_close, dl_acquire,
+                                         dl_release, NULL};
+static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
+                                         jemalloc_acquire, jemalloc_release, NULL};
+
+static const bench_impl *const all_impls[] = {
+    &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_freelist,
+    &impl_boost,     &impl_gslice,            &impl_glibc,             &impl_mimalloc,
+    &impl_tcmalloc,
+};
+
+const bench_impl *const *bench_impls(size_t *count) {
+    *count = sizeof all_impls / sizeof all_impls[0];
+    return all_impls;
+}
+
+const bench_impl *bench_impl_find(const char *name) {
+    if (strcmp(name, impl_jemalloc.name) == 0) return &impl_jemalloc;
+    for (size_t i = 0; i < sizeof all_impls / sizeof all_impls[0]; i++)
+        if (strcmp(name, all_impls[i]->name) == 0) return all_impls[i];
+    return NULL;
+}

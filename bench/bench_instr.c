@@ -1,0 +1,114 @@
+/*
+    bench_instr.c -- spinstr, the fast paths in a loop for valgrind --tool=callgrind.
+
+        valgrind --tool=callgrind --instr-atstart=no spinstr pair|handles|resolve|reclaim|floor K
+
+    Setup runs uninstrumented; CALLGRIND_START_INSTRUMENTATION / STOP bracket exactly K
+    operations, so callgrind's total divided by K is instructions per operation. Instruction
+    counts repeat exactly from run to run, which is why regressions are judged by them rather
+    than by nanoseconds. bench/instr.sh runs each mode twice: once counting only inside the
+    library's functions (--toggle-collect), once counting the whole loop body.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <valgrind/callgrind.h>
+
+#include "spawnpool.h"
+
+enum { LIVE = 1000 };
+
+static volatile uintptr_t instr_sink;
+
+/* The floor, kept out of line so callgrind can attribute it like a library call. */
+typedef struct instr_node {
+    struct instr_node *next;
+    char payload[56];
+} instr_node;
+
+static instr_node *instr_fl_head;
+
+__attribute__((noinline)) void *instr_fl_acquire(void);
+__attribute__((noinline)) void instr_fl_release(void *item);
+
+__attribute__((noinline)) void *instr_fl_acquire(void) {
+    instr_node *n = instr_fl_head;
+    if (n != NULL) instr_fl_head = n->next;
+    return n;
+}
+
+__attribute__((noinline)) void instr_fl_release(void *item) {
+    instr_node *n = item;
+    n->next = instr_fl_head;
+    instr_fl_head = n;
+}
+
+static sp_pool *make_pool(sp_overflow policy) {
+    sp_pool *pool = sp_pool_create(&(sp_desc){.name = "instr", .item_size = 64, .initial = LIVE,
+                                              .max = LIVE, .overflow = policy});
+    if (pool == NULL) {
+        fprintf(stderr, "spinstr: sp_pool_create failed\n");
+        exit(1);
+    }
+    return pool;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: spinstr pair|handles|resolve|reclaim|floor K\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    size_t k = (size_t)strtoull(argv[2], NULL, 10);
+    uintptr_t acc = 0;
+    if (strcmp(mode, "pair") == 0 || strcmp(mode, "handles") == 0) {
+        bool handles = mode[0] == 'h';
+        sp_pool *pool = make_pool(SP_OVERFLOW_DROP);
+        /* Half the pool leased, so the pair runs in a pool that is neither empty nor full. */
+        for (size_t i = 0; i < LIVE / 2; i++) (void)sp_acquire(pool);
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t i = 0; i < k; i++) {
+            void *p = sp_acquire(pool);
+            if (handles) acc += (uintptr_t)sp_handle_of(pool, p).id;
+            sp_release(pool, p);
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        sp_release_all(pool);
+        sp_pool_destroy(pool);
+    } else if (strcmp(mode, "resolve") == 0) {
+        sp_pool *pool = make_pool(SP_OVERFLOW_DROP);
+        sp_handle ids[LIVE];
+        for (size_t i = 0; i < LIVE; i++) ids[i] = sp_handle_of(pool, sp_acquire(pool));
+        for (size_t i = 0; i < LIVE; i += 8) sp_release(pool, sp_resolve(pool, ids[i]));
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_resolve(pool, ids[i % LIVE]);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        sp_release_all(pool);
+        sp_pool_destroy(pool);
+    } else if (strcmp(mode, "reclaim") == 0) {
+        sp_pool *pool = make_pool(SP_OVERFLOW_RECLAIM);
+        for (size_t i = 0; i < LIVE; i++) (void)sp_acquire(pool);
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_acquire(pool);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        sp_release_all(pool);
+        sp_pool_destroy(pool);
+    } else if (strcmp(mode, "floor") == 0) {
+        instr_node *nodes = calloc(LIVE, sizeof *nodes);
+        if (nodes == NULL) return 1;
+        for (size_t i = 0; i < LIVE; i++) instr_fl_release(&nodes[i]);
+        for (size_t i = 0; i < LIVE / 2; i++) (void)instr_fl_acquire();
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t i = 0; i < k; i++) {
+            void *p = instr_fl_acquire();
+            instr_fl_release(p);
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        free(nodes);
+    } else {
+        fprintf(stderr, "spinstr: unknown mode %s\n", mode);
+        return 2;
+    }
+    instr_sink = acc;
+    return 0;
+}

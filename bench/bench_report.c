@@ -1,0 +1,470 @@
+/*
+    bench_report.c -- spreport: a results CSV in, the Markdown report and plot inputs out.
+
+        spreport RESULTS.csv OUT.md DATADIR [META.md]
+
+    Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
+    times, memory, steady-state allocator calls, instruction counts, and a PASS/MISS line per
+    target of issue 4), DATADIR/<workload>.dat (ns/op against N, one column per
+    implementation) and DATADIR/plots.gp, a gnuplot script that draws them as PNG and SVG next
+    to OUT.md. META.md, when given, is copied under the title (machine, compiler, date).
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct row {
+    char workload[24], impl[32], metric[48], unit[12];
+    size_t n, size;
+    double value;
+} row;
+
+static row *rows;
+static size_t row_count;
+
+static const char *const impl_order[] = {
+    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "freelist", "array_order",
+    "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc",
+};
+enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
+
+static const size_t ns[] = {1000, 100000, 1000000};
+enum { N_COUNT = 3 };
+
+static bool load(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        perror(path);
+        return false;
+    }
+    char line[512];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "workload,", 9) == 0) continue;
+        row r;
+        memset(&r, 0, sizeof r);
+        if (sscanf(line, "%23[^,],%zu,%zu,%31[^,],%47[^,],%lf,%11[^,\n]", r.workload, &r.n, &r.size,
+                   r.impl, r.metric, &r.value, r.unit) != 7)
+            continue;
+        if (row_count == cap) {
+            cap = cap ? cap * 2 : 256;
+            row *grown = realloc(rows, cap * sizeof *rows);
+            if (grown == NULL) return false;
+            rows = grown;
+        }
+        rows[row_count++] = r;
+    }
+    fclose(f);
+    return true;
+}
+
+/* The value for a key; the last one wins, so an appended re-run replaces earlier numbers. */
+static bool get(const char *workload, size_t n, size_t size, const char *impl, const char *metric,
+                double *out) {
+    bool found = false;
+    for (size_t i = 0; i < row_count; i++) {
+        const row *r = &rows[i];
+        if ((n == 0 || r->n == n) && r->size == size && strcmp(r->workload, workload) == 0 &&
+            strcmp(r->impl, impl) == 0 && strcmp(r->metric, metric) == 0) {
+            *out = r->value;
+            found = true;
+        }
+    }
+    return found;
+}
+
+static bool has_impl(const char *workload, size_t size, const char *impl) {
+    for (size_t i = 0; i < row_count; i++)
+        if (rows[i].size == size && strcmp(rows[i].workload, workload) == 0 &&
+            strcmp(rows[i].impl, impl) == 0)
+            return true;
+    return false;
+}
+
+static const char *n_label(size_t n) {
+    return n == 1000 ? "1k" : n == 100000 ? "100k" : n == 1000000 ? "1M" : "?";
+}
+
+static void fmt_ns(char *buf, size_t cap, double v) {
+    if (v >= 1000.0) snprintf(buf, cap, "%.0f", v);
+    else if (v >= 10.0) snprintf(buf, cap, "%.1f", v);
+    else snprintf(buf, cap, "%.2f", v);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Tables
+   ------------------------------------------------------------------------------------------ */
+
+static void timing_table(FILE *md, const char *workload, size_t size, const char *what) {
+    bool any = false;
+    for (size_t i = 0; i < IMPL_COUNT && !any; i++) any = has_impl(workload, size, impl_order[i]);
+    if (!any) return;
+    fprintf(md, "\n### %s, %zu-byte objects\n\n%s\n\n", workload, size, what);
+    fprintf(md, "| implementation | 1k | 100k | 1M |\n|---|---:|---:|---:|\n");
+    for (size_t i = 0; i < IMPL_COUNT; i++) {
+        const char *impl = impl_order[i];
+        if (!has_impl(workload, size, impl)) continue;
+        fprintf(md, "| %s |", impl);
+        for (size_t k = 0; k < N_COUNT; k++) {
+            double v = 0, fl = 0, gl = 0;
+            char cell[96], num[32];
+            if (!get(workload, ns[k], size, impl, "ns_per_op_median", &v)) {
+                fprintf(md, " - |");
+                continue;
+            }
+            fmt_ns(num, sizeof num, v);
+            int len = snprintf(cell, sizeof cell, "%s", num);
+            bool has_fl = get(workload, ns[k], size, "freelist", "ns_per_op_median", &fl);
+            bool has_gl = get(workload, ns[k], size, "glibc", "ns_per_op_median", &gl);
+            if (has_fl || has_gl) {
+                char a[24] = "-", b[24] = "-";
+                if (has_fl) snprintf(a, sizeof a, "%.2fx", v / fl);
+                if (has_gl) snprintf(b, sizeof b, "%.2fx", v / gl);
+                snprintf(cell + len, sizeof cell - (size_t)len, " (%s / %s)", a, b);
+            }
+            fprintf(md, " %s |", cell);
+        }
+        fprintf(md, "\n");
+    }
+}
+
+static void frame_table(FILE *md) {
+    fprintf(md, "\n## Game frame (fountain: 200 sparks a frame, a 10000-spark explosion every "
+                "60 frames)\n\n");
+    fprintf(md, "| implementation | p50 ms | p99 ms | max ms | mean ms |\n"
+                "|---|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < IMPL_COUNT; i++) {
+        double p50 = 0, p99 = 0, mx = 0, mean = 0;
+        if (!get("frame", 0, 64, impl_order[i], "frame_ms_p50", &p50)) continue;
+        if (!get("frame", 0, 64, impl_order[i], "frame_ms_p99", &p99)) p99 = NAN;
+        if (!get("frame", 0, 64, impl_order[i], "frame_ms_max", &mx)) mx = NAN;
+        if (!get("frame", 0, 64, impl_order[i], "frame_ms_mean", &mean)) mean = NAN;
+        fprintf(md, "| %s | %.3f | %.3f | %.3f | %.3f |\n", impl_order[i], p50, p99, mx, mean);
+    }
+}
+
+static void memory_table(FILE *md) {
+    static const size_t sizes[] = {16, 64, 256};
+    fprintf(md, "\n## Memory held per member at 1M members\n\nBytes per member, everything the "
+                "allocator holds included (spawnpool: `sp_stats.bytes`; glibc: `mallinfo2`; "
+                "others: RSS growth, each in a process of its own). In brackets: bytes beyond "
+                "the object itself.\n\n");
+    fprintf(md, "| implementation | 16 B | 64 B | 256 B |\n|---|---:|---:|---:|\n");
+    for (size_t i = 0; i < IMPL_COUNT; i++) {
+        if (!has_impl("memory", 64, impl_order[i]) && !has_impl("memory", 16, impl_order[i]))
+            continue;
+        fprintf(md, "| %s |", impl_order[i]);
+        for (size_t s = 0; s < 3; s++) {
+            double v = 0;
+            if (get("memory", 1000000, sizes[s], impl_order[i], "bytes_per_member", &v))
+                fprintf(md, " %.1f (+%.1f) |", v, v - (double)sizes[s]);
+            else
+                fprintf(md, " - |");
+        }
+        fprintf(md, "\n");
+    }
+}
+
+static void steady_table(FILE *md) {
+    fprintf(md, "\n## Allocator calls in steady state\n\nCalls to the pool's `sp_allocator` "
+                "during a second pass of fill, churn, reclaim and release-all, after a first "
+                "pass warmed the pool up.\n\n| implementation | 1k | 100k | 1M |\n"
+                "|---|---:|---:|---:|\n");
+    for (size_t i = 0; i < IMPL_COUNT; i++) {
+        if (!has_impl("steady", 64, impl_order[i])) continue;
+        fprintf(md, "| %s |", impl_order[i]);
+        for (size_t k = 0; k < N_COUNT; k++) {
+            double v = 0;
+            if (get("steady", ns[k], 64, impl_order[i], "allocator_calls", &v))
+                fprintf(md, " %.0f |", v);
+            else
+                fprintf(md, " - |");
+        }
+        fprintf(md, "\n");
+    }
+}
+
+static void instr_table(FILE *md) {
+    static const struct {
+        const char *impl, *metric, *op;
+    } ops[] = {
+        {"spawnpool", "instr_per_op", "sp_acquire + sp_release (DROP, no hooks)"},
+        {"spawnpool_handles", "instr_per_pair_with_handle", "sp_acquire + sp_handle_of + sp_release"},
+        {"spawnpool_handles", "instr_per_op", "sp_resolve (1 in 8 stale)"},
+        {"spawnpool_reclaim", "instr_per_op", "sp_acquire on a saturated RECLAIM pool"},
+        {"freelist", "instr_per_op", "pop + push of the bare free list (the floor)"},
+    };
+    bool any = false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        double v = 0;
+        any |= get("instr", 0, 64, ops[i].impl, ops[i].metric, &v);
+    }
+    if (!any) return;
+    fprintf(md, "\n## Instructions per operation (callgrind, `make bench-instr`)\n\n"
+                "\"In the functions\": instructions executed inside the called functions "
+                "(callgrind `--toggle-collect`), what the targets judge. \"Whole loop\": the "
+                "loop body of the caller, calls and loop control included.\n\n"
+                "| operation | implementation | in the functions | whole loop |\n"
+                "|---|---|---:|---:|\n");
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        double v = 0, loop = 0;
+        char metric_loop[64];
+        snprintf(metric_loop, sizeof metric_loop, "%s_loop", ops[i].metric);
+        if (!get("instr", 0, 64, ops[i].impl, ops[i].metric, &v)) continue;
+        if (!get("instr", 0, 64, ops[i].impl, metric_loop, &loop)) loop = NAN;
+        fprintf(md, "| %s | %s | %.1f | %.1f |\n", ops[i].op, ops[i].impl, v, loop);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Targets: one line each, PASS or MISS with the numbers behind it.
+   ------------------------------------------------------------------------------------------ */
+
+static void verdict(FILE *md, const char *target, bool have, bool pass, const char *detail) {
+    fprintf(md, "| %s | %s | %s |\n", target, !have ? "NO DATA" : pass ? "PASS" : "**MISS**",
+            detail);
+}
+
+/* Worst ratio impl/peer (or peer/impl when inverse) over lifo and churn, every size and N. */
+static bool worst_ratio(const char *peer, bool inverse, double *worst, char *where, size_t cap) {
+    static const char *const workloads[] = {"lifo", "churn"};
+    static const size_t sizes[] = {16, 64, 256};
+    bool any = false;
+    for (size_t w = 0; w < 2; w++)
+        for (size_t s = 0; s < 3; s++)
+            for (size_t k = 0; k < N_COUNT; k++) {
+                double sp = 0, p = 0;
+                if (!get(workloads[w], ns[k], sizes[s], "spawnpool", "ns_per_op_median", &sp) ||
+                    !get(workloads[w], ns[k], sizes[s], peer, "ns_per_op_median", &p))
+                    continue;
+                double r = inverse ? p / sp : sp / p;
+                bool worse = inverse ? r < *worst : r > *worst;
+                if (!any || worse) {
+                    *worst = r;
+                    snprintf(where, cap, "%s %s %zu B", workloads[w], n_label(ns[k]), sizes[s]);
+                }
+                any = true;
+            }
+    return any;
+}
+
+/* One target line from the worst lifo/churn cell. */
+static void ratio_target(FILE *md, const char *target, const char *peer, bool inverse,
+                         double limit) {
+    double worst = 0;
+    char where[64] = "", detail[256];
+    bool have = worst_ratio(peer, inverse, &worst, where, sizeof where);
+    bool pass = inverse ? worst >= limit : worst <= limit;
+    snprintf(detail, sizeof detail, "worst %s: %.2fx (%s)",
+             inverse ? "speed-up" : "ratio", worst, where);
+    verdict(md, target, have, pass, detail);
+}
+
+static void targets(FILE *md) {
+    char detail[256];
+    double a = 0, b = 0;
+    fprintf(md, "\n## Targets (issue 4)\n\nJudged on medians, over LIFO and random churn at "
+                "every N and object size measured.\n\n| target | result | numbers |\n"
+                "|---|---|---|\n");
+    ratio_target(md, "Fast path within 1.25x of the bare free list", "freelist", false, 1.25);
+    ratio_target(md, "Fast path no slower than boost::pool<>", "boost_pool", false, 1.0);
+    ratio_target(md, "Fast path at least 2x faster than glibc malloc", "glibc", true, 2.0);
+    ratio_target(md, "Fast path at least 2x faster than mimalloc", "mimalloc", true, 2.0);
+
+    bool have = get("instr", 0, 64, "spawnpool", "instr_per_op", &a);
+    if (!get("instr", 0, 64, "freelist", "instr_per_op", &b)) b = NAN;
+    snprintf(detail, sizeof detail, "%.1f instructions per pair (free list floor: %.1f)",
+             have ? a : 0.0, b);
+    verdict(md, "At most 20 instructions per acquire+release pair", have, have && a <= 20.0,
+            detail);
+    have = get("instr", 0, 64, "spawnpool_handles", "instr_per_op", &a);
+    snprintf(detail, sizeof detail, "%.1f instructions per resolve", have ? a : 0.0);
+    verdict(md, "At most 8 instructions per resolve", have, have && a <= 8.0, detail);
+
+    have = get("reclaim", 1000, 64, "spawnpool_reclaim", "ns_per_op_median", &a) &&
+           get("reclaim", 1000000, 64, "spawnpool_reclaim", "ns_per_op_median", &b);
+    double r1 = 0, r2 = 0;
+    bool ref = get("reclaim", 1000, 64, "array_order", "ns_per_op_median", &r1) &&
+               get("reclaim", 1000000, 64, "array_order", "ns_per_op_median", &r2);
+    snprintf(detail, sizeof detail, "%.2f ns at 1k, %.2f ns at 1M: %.2fx (array reference: %.0fx)",
+             have ? a : 0.0, have ? b : 0.0, have ? b / a : 0.0, ref ? r2 / r1 : 0.0);
+    verdict(md, "Reclaim-oldest at 1M within 1.5x of 1k", have, have && b / a <= 1.5, detail);
+
+    bool steady_have = false, steady_ok = true;
+    double steady_max = 0;
+    for (size_t i = 0; i < row_count; i++)
+        if (strcmp(rows[i].workload, "steady") == 0) {
+            steady_have = true;
+            if (rows[i].value != 0) steady_ok = false;
+            if (rows[i].value > steady_max) steady_max = rows[i].value;
+        }
+    snprintf(detail, sizeof detail, "most calls in any steady run: %.0f", steady_max);
+    verdict(md, "Zero allocator calls in steady state", steady_have, steady_ok, detail);
+
+    static const size_t sizes[] = {16, 64, 256};
+    bool mem_have = false, mem_ok = true;
+    int len = snprintf(detail, sizeof detail, "overhead per member:");
+    for (size_t s = 0; s < 3; s++)
+        if (get("memory", 1000000, sizes[s], "spawnpool", "overhead_per_member", &a)) {
+            mem_have = true;
+            if (a > 16.0) mem_ok = false;
+            len += snprintf(detail + len, sizeof detail - (size_t)len, " %.1f B at %zu B;", a,
+                            sizes[s]);
+        }
+    verdict(md, "Bookkeeping at most 16 bytes a member", mem_have, mem_ok, detail);
+
+    have = get("frame", 0, 64, "spawnpool", "frame_ms_p99", &a) &&
+           get("frame", 0, 64, "glibc", "frame_ms_p99", &b);
+    snprintf(detail, sizeof detail, "p99 %.3f ms pooled vs %.3f ms glibc malloc", have ? a : 0.0,
+             have ? b : 0.0);
+    verdict(md, "Pooled p99 frame time below malloc/free's", have, have && a < b, detail);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Plot inputs
+   ------------------------------------------------------------------------------------------ */
+
+static const struct {
+    const char *workload, *title;
+} plots[] = {
+    {"lifo", "LIFO bursts (acquire N, release N), 64 B"},
+    {"churn", "Random churn at N live, 64 B"},
+    {"fifo", "FIFO (release oldest) at N live, 64 B"},
+    {"reclaim", "Reclaim-oldest at N live, 64 B"},
+    {"resolve", "Handle resolve over N live, 64 B"},
+    {"iterate", "Iterate and update N live, 64 B"},
+};
+
+static void write_plots(const char *datadir, const char *outdir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plots.gp", datadir);
+    FILE *gp = fopen(path, "w");
+    if (gp == NULL) {
+        perror(path);
+        return;
+    }
+    fprintf(gp, "# generated by spreport\nset datafile missing '?'\nset logscale xy\n"
+                "set key outside right\nset grid\nset xlabel 'live objects N'\n"
+                "set ylabel 'ns per op (median)'\nset xtics ('1k' 1000, '100k' 100000, "
+                "'1M' 1000000)\n");
+    for (size_t p = 0; p < sizeof plots / sizeof plots[0]; p++) {
+        const char *w = plots[p].workload;
+        const char *cols[IMPL_COUNT];
+        size_t count = 0;
+        for (size_t i = 0; i < IMPL_COUNT; i++)
+            if (has_impl(w, 64, impl_order[i])) cols[count++] = impl_order[i];
+        if (count == 0) continue;
+        snprintf(path, sizeof path, "%s/%s.dat", datadir, w);
+        FILE *dat = fopen(path, "w");
+        if (dat == NULL) continue;
+        fprintf(dat, "n");
+        for (size_t c = 0; c < count; c++) fprintf(dat, " %s", cols[c]);
+        fprintf(dat, "\n");
+        for (size_t k = 0; k < N_COUNT; k++) {
+            fprintf(dat, "%zu", ns[k]);
+            for (size_t c = 0; c < count; c++) {
+                double v = 0;
+                if (get(w, ns[k], 64, cols[c], "ns_per_op_median", &v)) fprintf(dat, " %g", v);
+                else fprintf(dat, " ?");
+            }
+            fprintf(dat, "\n");
+        }
+        fclose(dat);
+        for (int fmt = 0; fmt < 2; fmt++) {
+            fprintf(gp, "set terminal %s\nset output '%s/%s.%s'\nset title '%s'\n",
+                    fmt ? "svg size 800,500 dynamic" : "pngcairo size 800,500", outdir, w,
+                    fmt ? "svg" : "png", plots[p].title);
+            fprintf(gp, "plot for [i=2:%zu] '%s/%s.dat' using 1:i with linespoints lw 2 "
+                        "title columnheader(i)\n",
+                    count + 1, datadir, w);
+        }
+    }
+    /* Frame time distribution, if the frame workload wrote one. */
+    snprintf(path, sizeof path, "%s/frame_times.dat", datadir);
+    FILE *ft = fopen(path, "r");
+    if (ft != NULL) {
+        char header[512] = "";
+        if (fgets(header, sizeof header, ft) == NULL) header[0] = '\0';
+        fclose(ft);
+        const char *names[32];
+        size_t columns = 0;
+        for (char *t = strtok(header, " \n"); t && columns < 32; t = strtok(NULL, " \n"))
+            names[columns++] = t;
+        fprintf(gp, "unset logscale\nset logscale y\nset xtics auto\nset xrange [0:100]\n"
+                    "set xlabel 'percentile of frames'\nset ylabel 'frame time, ms'\n");
+        for (int fmt = 0; fmt < 2; fmt++) {
+            fprintf(gp, "set terminal %s\nset output '%s/frame.%s'\n"
+                        "set title 'Frame time distribution: fountain, pooled vs malloc'\nplot",
+                    fmt ? "svg size 800,500 dynamic" : "pngcairo size 800,500", outdir,
+                    fmt ? "svg" : "png");
+            /* The two the target compares are drawn bold, the other peers thin. */
+            for (size_t c = 1; c < columns; c++) {
+                bool bold = strcmp(names[c], "spawnpool") == 0 || strcmp(names[c], "glibc") == 0;
+                fprintf(gp, "%s '%s' using 1:%zu with lines lw %d title '%s'", c > 1 ? "," : "",
+                        path, c + 1, bold ? 3 : 1, names[c]);
+            }
+            fprintf(gp, "\n");
+        }
+    }
+    fclose(gp);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: spreport RESULTS.csv OUT.md DATADIR [META.md]\n");
+        return 2;
+    }
+    if (!load(argv[1])) return 1;
+    FILE *md = fopen(argv[2], "w");
+    if (md == NULL) {
+        perror(argv[2]);
+        return 1;
+    }
+    fprintf(md, "# spawnpool benchmark results\n\nGenerated by `spreport` from `%s` "
+                "(%zu rows). Regenerate with `make bench` (QUICK=1 for a short run).\n\n",
+            argv[1], row_count);
+    if (argc > 4) {
+        FILE *meta = fopen(argv[4], "r");
+        if (meta != NULL) {
+            char buf[512];
+            while (fgets(buf, sizeof buf, meta) != NULL) fputs(buf, md);
+            fclose(meta);
+        }
+    }
+    targets(md);
+    fprintf(md, "\n## Time per operation\n\nMedian ns per op over the repeats; in brackets the "
+                "ratio to the bare free list / to glibc malloc (below 1 is faster).\n");
+    timing_table(md, "lifo", 64, "Acquire N, then release them newest first; op = one pair.");
+    timing_table(md, "churn", 64, "N live; release a random one, acquire a replacement; op = "
+                                   "one pair.");
+    timing_table(md, "fifo", 64, "N live; release the oldest, acquire a replacement; op = one "
+                                  "pair.");
+    timing_table(md, "reclaim", 64, "N live in a saturated pool; every acquisition reclaims the "
+                                     "oldest. array_order keeps acquisition order in an array "
+                                     "(O(n) removal of the oldest).");
+    timing_table(md, "resolve", 64, "Random handles over N live members, 1 in 9 stale; op = one "
+                                     "resolve. freelist: a bare generation-checked slot table.");
+    timing_table(md, "iterate", 64, "Visit and update every live particle; spawnpool walks "
+                                     "sp_first/sp_next, the others an array of pointers.");
+    for (size_t s = 0; s < 2; s++) {
+        size_t size = s ? 256 : 16;
+        timing_table(md, "lifo", size, "As above.");
+        timing_table(md, "churn", size, "As above.");
+        timing_table(md, "fifo", size, "As above.");
+    }
+    frame_table(md);
+    memory_table(md);
+    steady_table(md);
+    instr_table(md);
+    fclose(md);
+    char outdir[4096];
+    snprintf(outdir, sizeof outdir, "%s", argv[2]);
+    char *slash = strrchr(outdir, '/');
+    if (slash != NULL) *slash = '\0';
+    else snprintf(outdir, sizeof outdir, ".");
+    write_plots(argv[3], outdir);
+    return 0;
+}

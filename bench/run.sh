@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# make bench / make bench-instr: runs the suite and writes bench/results/.
+#   bench/run.sh BUILD_DIR [quick] [instr-only]
+# Every workload runs in a process of its own (spbench --workload W); jemalloc, which cannot be
+# dlopened, gets its own processes with LD_PRELOAD. The CSV of the run goes to
+# bench/results/<UTC timestamp>.csv and bench/results/latest.csv; spreport turns latest.csv
+# into latest.md and the plot inputs, gnuplot draws the PNG and SVG plots.
+set -euo pipefail
+build=$1
+mode=${2:-full}
+only=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+results=$here/results
+data=$build/data
+mkdir -p "$results" "$data"
+quick=()
+k=200000
+if [ "$mode" = quick ]; then quick=(--quick); k=50000; fi
+
+run_instr() { # appends the callgrind counts to $1
+  if [ -x "$build/spinstr" ] && command -v valgrind >/dev/null; then
+    echo "== instructions per op (callgrind)" >&2
+    "$here/instr.sh" "$build/spinstr" "$1" "$k"
+  else
+    echo "skipping instruction counts: spinstr or valgrind missing" >&2
+  fi
+}
+
+report() {
+  local meta=$data/meta.md
+  {
+    echo "Machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
+         "$(lscpu | sed -n 's/^Hypervisor vendor: *//p' | head -1 | sed 's/.\+/hypervisor &,/')" \
+         "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -sr)."
+    echo "Compiler: $(gcc --version | head -1); C++: $(g++ --version | head -1); $(ldd --version | head -1)."
+    echo "Peers: $(for p in libboost-dev libglib2.0-0 libmimalloc2.0 libgoogle-perftools4 libtcmalloc-minimal4 libjemalloc2; do
+             v=$(dpkg-query -W -f='${Version}' $p 2>/dev/null || echo absent); printf '%s %s; ' $p "$v"; done)"
+    echo "Run: $(head -c 200 "$data/run.txt" 2>/dev/null || echo unknown)."
+  } > "$meta"
+  "$build/spreport" "$results/latest.csv" "$results/latest.md" "$data" "$meta"
+  if command -v gnuplot >/dev/null; then
+    gnuplot "$data/plots.gp" && echo "plots in $results/" >&2
+  else
+    echo "gnuplot missing: no plots" >&2
+  fi
+  echo "report: $results/latest.md" >&2
+}
+
+if [ "$only" = instr-only ]; then
+  [ -f "$results/latest.csv" ] || echo "workload,n,item_size,impl,metric,value,unit" > "$results/latest.csv"
+  # Replace earlier instruction rows rather than piling them up.
+  grep -v '^instr,' "$results/latest.csv" > "$data/latest.tmp" || true
+  run_instr "$data/latest.tmp"
+  mv "$data/latest.tmp" "$results/latest.csv"
+  report
+  exit 0
+fi
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+tmp=$results/$stamp.csv.tmp
+echo "workload,n,item_size,impl,metric,value,unit" > "$tmp"
+echo "$stamp, $mode mode" > "$data/run.txt"
+start=$(date +%s)
+for w in lifo churn fifo reclaim resolve iterate frame memory steady; do
+  echo "== $w" >&2
+  "$build/spbench" --workload "$w" "${quick[@]}" --datadir "$data" >> "$tmp"
+done
+# jemalloc: plain malloc/free in a process that preloads it.
+if ldconfig -p | grep -q 'libjemalloc.so.2 '; then
+  for w in lifo churn fifo frame memory; do
+    echo "== $w (jemalloc, preloaded)" >&2
+    LD_PRELOAD=libjemalloc.so.2 "$build/spbench" --workload "$w" --impl jemalloc "${quick[@]}" >> "$tmp"
+  done
+else
+  echo "skipping jemalloc: libjemalloc.so.2 not installed" >&2
+fi
+run_instr "$tmp"
+mv "$tmp" "$results/$stamp.csv"
+cp "$results/$stamp.csv" "$results/latest.csv"
+echo "$stamp, $mode mode, $(( $(date +%s) - start )) s" > "$data/run.txt"
+report
