@@ -1,0 +1,54 @@
+/* use_after_release.c -- a deliberately planted bug, and what spawnpool's debug checks make of it.
+
+   A turret keeps a plain pointer to an enemy. The enemy dies and goes back to its pool, but the
+   turret still writes through the old pointer. Without a pool, that is a use-after-free that
+   AddressSanitizer and valgrind report. With a naive pool it is silent: the memory is still
+   valid, and the write lands in whichever enemy the pool hands out next.
+
+   With SP_DEBUG (the default unless NDEBUG), spawnpool makes the released enemy visible:
+     - built with -fsanitize=address: ASan reports "use-after-poison" at the planted line;
+     - run under valgrind: memcheck reports "Invalid write" at the planted line;
+     - otherwise: the next acquisition logs that the member was written after its release,
+       naming where it was released.
+
+   Run without arguments it does everything right; `--write` plants the bug. tests/ run it all
+   three ways. */
+#include <spawnpool.h>
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct enemy {
+    int hp;
+    float x, y;
+} enemy;
+
+int main(int argc, char **argv) {
+    // Initialization
+    bool plant_bug = argc > 1 && strcmp(argv[1], "--write") == 0;
+    sp_pool *enemies = sp_pool_create(&(sp_desc){.name = "enemies", .item_size = sizeof(enemy), .initial = 4});
+    if (!enemies) return 1;
+
+    // Update: an enemy spawns, the turret locks on with a plain pointer, the enemy dies.
+    enemy *target = (enemy *)sp_acquire(enemies);
+    target->hp = 10;
+    sp_handle target_handle = sp_handle_of(enemies, target);
+    sp_release(enemies, target);
+
+    // The right way: the handle says the enemy is gone.
+    if (sp_resolve(enemies, target_handle) == NULL) printf("handle: target expired, turret stops aiming\n");
+
+    // The bug: the plain pointer still "works".
+    if (plant_bug) {
+        target->hp -= 3; /* PLANTED: write through a stale pointer */
+    }
+
+    // The next enemy to spawn gets the same memory.
+    enemy *next = (enemy *)sp_acquire(enemies);
+    printf("next enemy hp=%d (same memory as the dead one: %s)\n", next->hp, next == target ? "yes" : "no");
+    sp_release(enemies, next);
+
+    // De-Initialization
+    sp_pool_destroy(enemies);
+    return 0;
+}
