@@ -1,19 +1,18 @@
 /* sp_dense: a packed array of small structs whose handles survive swap-removes.
 
-   Three arrays, all sized to the capacity (growing mode: two allocations, the items with their
-   back-pointers in one block and the slot table in another; fixed mode: everything carved out
-   of the caller's buffer, the pool header included):
+   Arrays sized to the capacity (growing mode: two allocations, the items with their
+   back-pointers in one block and the slot table with its links in another; fixed mode:
+   everything carved out of the caller's buffer, the pool header included):
 
      items[i]   the elements, packed: 0..count-1 are live
      back[i]    the slot that owns items[i], so a swap-remove can repoint the moved element's
                 slot in O(1)
-     slots[s]   {index, life, prev, next}: where slot s's element is now (SP_DENSE_NONE when the
-                slot is free), the life its handles must carry, and the links of a doubly linked
-                list over live slots in order of addition (for RECLAIM-oldest), or of the free
-                list (`next` only)
-
-   The order list is kept only under RECLAIM, the one policy that asks for the oldest element:
-   for DROP and GROW it would cost two random cache misses per add and remove for nothing.
+     slots[s]   {index, life}, 8 bytes: where slot s's element is now and the life its handles
+                must carry. A free slot has DENSE_FREE set in `index` and the next free slot in
+                the low bits (the free list costs no extra memory).
+     links[s]   {prev, next}: a doubly linked list over live slots in order of addition, for
+                RECLAIM-oldest. Only RECLAIM pools have it: for DROP and GROW it would cost
+                8 bytes per element and two random cache misses per add and remove for nothing.
 
    A slot's `life` is the current life while it is live and the next life to issue while it is
    free, so every life ever issued is <= life: that lets a remove tell a stale handle (an older
@@ -43,20 +42,35 @@
 #define SP_DENSE_LIFE_RETIRED (SP_DENSE_LIFE_MAX + 1u) /* above every life a handle can carry */
 #define SP_DENSE_TAGS ((uint32_t)1 << SP_DENSE_TAG_BITS)
 #define SP_DENSE_NONE UINT32_MAX
+#define DENSE_FREE 0x80000000u       /* in slots[s].index: the slot is free or retired */
+#define DENSE_NEXT_MASK 0x7FFFFFFFu  /* in a free slot's index: the next free slot */
 #define SP_DENSE_NAME_MAX 255u    /* longer names are truncated: bounds sp_dense_buffer_size */
 #define SP_DENSE_MIN_GROWTH 64u   /* first reservation when chunk_items is 0 */
 
 typedef struct sp_dense_slot {
-    uint32_t index; /* position in items, SP_DENSE_NONE when free or retired */
+    uint32_t index; /* live: position in items; free: DENSE_FREE | next free (retired: none) */
     uint32_t life;  /* live: current life; free: next life; retired: SP_DENSE_LIFE_RETIRED */
-    uint32_t prev;  /* order of addition (live) */
-    uint32_t next;  /* order of addition (live) or the free list (free) */
 } sp_dense_slot;
+
+typedef struct sp_dense_link {
+    uint32_t prev, next; /* order of addition, SP_DENSE_NONE at the ends */
+} sp_dense_link;
+
+static bool dense_slot_live(const sp_dense_slot *s) { return (s->index & DENSE_FREE) == 0; }
+
+/* A free slot's index field, pointing at the next free slot (SP_DENSE_NONE: none). */
+static uint32_t dense_free_index(uint32_t next) { return DENSE_FREE | (next & DENSE_NEXT_MASK); }
+
+static uint32_t dense_free_next(const sp_dense_slot *s) {
+    uint32_t next = s->index & DENSE_NEXT_MASK;
+    return next == DENSE_NEXT_MASK ? SP_DENSE_NONE : next;
+}
 
 struct sp_dense {
     unsigned char *items;
     uint32_t *back;
     sp_dense_slot *slots;
+    sp_dense_link *links; /* RECLAIM only; right after slots[slot_cap] in the same block */
     size_t count;
     size_t cap;          /* element places in items/back */
     size_t limit;        /* live elements before the overflow policy applies */
@@ -80,7 +94,7 @@ struct sp_dense {
     bool fixed;
     size_t self_bytes;   /* this header and the name (fixed mode: the whole layout) */
     size_t items_bytes;  /* growing mode: the items+back block */
-    size_t slots_bytes;  /* growing mode: the slot table */
+    size_t slots_bytes;  /* growing mode: the slot table and its links */
     size_t peak;
     uint64_t created, disposed, acquired, released, reclaimed, dropped, grown_past_max;
     char name[];         /* copied from the desc, NUL-terminated */
@@ -171,6 +185,7 @@ static size_t dense_name_len(const char *name) {
 /* What a validated descriptor boils down to. */
 typedef struct dense_shape {
     size_t item_size, align, stride, name_len, max;
+    size_t slot_bytes; /* per slot: the entry, plus the order links under RECLAIM */
 } dense_shape;
 
 /* Checks the parts of a descriptor that do not depend on a buffer. On failure *why says what
@@ -195,6 +210,8 @@ static bool dense_shape_of(const sp_dense_desc *desc, dense_shape *out, const ch
     out->stride = dense_align_up(desc->item_size, align);
     out->name_len = dense_name_len(desc->name);
     out->max = desc->max;
+    out->slot_bytes = sizeof(sp_dense_slot) +
+                      (desc->overflow == SP_OVERFLOW_RECLAIM ? sizeof(sp_dense_link) : 0);
     return true;
 }
 
@@ -213,7 +230,7 @@ static dense_layout dense_layout_at(uintptr_t base, const dense_shape *sh, size_
     l.items = dense_align_up(b + self_end, sh->align) - b;
     l.back = dense_align_up(b + l.items + n * sh->stride, _Alignof(uint32_t)) - b;
     l.slots = dense_align_up(b + l.back + n * sizeof(uint32_t), _Alignof(sp_dense_slot)) - b;
-    l.end = l.slots + n * sizeof(sp_dense_slot);
+    l.end = l.slots + n * sh->slot_bytes;
     return l;
 }
 
@@ -221,7 +238,7 @@ static dense_layout dense_layout_at(uintptr_t base, const dense_shape *sh, size_
 static size_t dense_layout_worst(const dense_shape *sh, size_t n) {
     return (_Alignof(sp_dense) - 1) + sizeof(sp_dense) + sh->name_len + 1 + (sh->align - 1) +
            n * sh->stride + (_Alignof(uint32_t) - 1) + n * sizeof(uint32_t) +
-           (_Alignof(sp_dense_slot) - 1) + n * sizeof(sp_dense_slot);
+           (_Alignof(sp_dense_slot) - 1) + n * sh->slot_bytes;
 }
 
 size_t sp_dense_buffer_size(const sp_dense_desc *desc, size_t n) {
@@ -261,7 +278,7 @@ static dense_lookup dense_lookup_handle(const sp_dense *d, sp_handle h, uint32_t
     uint32_t life = (uint32_t)(h.id >> (SP_DENSE_SLOT_BITS + SP_DENSE_TAG_BITS));
     if (tag != d->tag || slot >= d->slot_used || life == 0) return DENSE_FOREIGN;
     const sp_dense_slot *s = &d->slots[slot];
-    if (s->index != SP_DENSE_NONE) {
+    if (dense_slot_live(s)) {
         if (life == s->life) { *slot_out = slot; return DENSE_LIVE; }
         return life < s->life ? DENSE_STALE : DENSE_FOREIGN;
     }
@@ -270,20 +287,20 @@ static dense_lookup dense_lookup_handle(const sp_dense *d, sp_handle h, uint32_t
 }
 
 static void dense_order_unlink(sp_dense *d, uint32_t slot) {
-    if (d->overflow != SP_OVERFLOW_RECLAIM) return;
-    sp_dense_slot *s = &d->slots[slot];
-    if (s->prev != SP_DENSE_NONE) d->slots[s->prev].next = s->next;
-    else d->oldest = s->next;
-    if (s->next != SP_DENSE_NONE) d->slots[s->next].prev = s->prev;
-    else d->newest = s->prev;
+    if (!d->links) return;
+    sp_dense_link *l = &d->links[slot];
+    if (l->prev != SP_DENSE_NONE) d->links[l->prev].next = l->next;
+    else d->oldest = l->next;
+    if (l->next != SP_DENSE_NONE) d->links[l->next].prev = l->prev;
+    else d->newest = l->prev;
 }
 
 static void dense_order_append(sp_dense *d, uint32_t slot) {
-    if (d->overflow != SP_OVERFLOW_RECLAIM) return;
-    sp_dense_slot *s = &d->slots[slot];
-    s->prev = d->newest;
-    s->next = SP_DENSE_NONE;
-    if (d->newest != SP_DENSE_NONE) d->slots[d->newest].next = slot;
+    if (!d->links) return;
+    sp_dense_link *l = &d->links[slot];
+    l->prev = d->newest;
+    l->next = SP_DENSE_NONE;
+    if (d->newest != SP_DENSE_NONE) d->links[d->newest].next = slot;
     else d->oldest = slot;
     d->newest = slot;
 }
@@ -292,16 +309,14 @@ static void dense_order_append(sp_dense *d, uint32_t slot) {
    free list, or the slot retires when its counter is exhausted. */
 static void dense_slot_end_life(sp_dense *d, uint32_t slot) {
     sp_dense_slot *s = &d->slots[slot];
-    s->index = SP_DENSE_NONE;
-    s->prev = SP_DENSE_NONE;
     if (s->life >= SP_DENSE_LIFE_MAX) {
+        s->index = dense_free_index(SP_DENSE_NONE);
         s->life = SP_DENSE_LIFE_RETIRED;
-        s->next = SP_DENSE_NONE;
         d->retired++;
         return;
     }
     s->life++;
-    s->next = d->free_slot;
+    s->index = dense_free_index(d->free_slot);
     d->free_slot = slot;
 }
 
@@ -310,16 +325,22 @@ static void dense_slot_end_life(sp_dense *d, uint32_t slot) {
 static bool dense_grow_slots(sp_dense *d, size_t want) {
     if (want <= d->slot_cap) return true;
     if (d->fixed || want > SP_DENSE_MAX_ITEMS) return false;
-    size_t bytes = want * sizeof(sp_dense_slot);
+    bool reclaim = d->overflow == SP_OVERFLOW_RECLAIM;
+    size_t bytes = want * (sizeof(sp_dense_slot) + (reclaim ? sizeof(sp_dense_link) : 0));
     sp_dense_slot *slots =
         (sp_dense_slot *)d->allocator.alloc(bytes, _Alignof(sp_dense_slot), d->allocator.user);
     if (!slots) {
         dense_log(d, SP_LOG_ERROR, "out of memory growing the slot table to %zu slots", want);
         return false;
     }
-    if (d->slot_used) memcpy(slots, d->slots, d->slot_used * sizeof(sp_dense_slot));
+    sp_dense_link *links = reclaim ? (sp_dense_link *)(void *)(slots + want) : NULL;
+    if (d->slot_used) {
+        memcpy(slots, d->slots, d->slot_used * sizeof(sp_dense_slot));
+        if (links) memcpy(links, d->links, d->slot_used * sizeof(sp_dense_link));
+    }
     if (d->slots) d->allocator.free(d->slots, d->slots_bytes, d->allocator.user);
     d->slots = slots;
+    d->links = links;
     d->slots_bytes = bytes;
     d->slot_cap = want;
     return true;
@@ -331,7 +352,7 @@ typedef enum dense_take { DENSE_TAKEN, DENSE_NO_SLOT, DENSE_NO_MEMORY } dense_ta
 static dense_take dense_slot_take(sp_dense *d, uint32_t *out) {
     if (d->free_slot != SP_DENSE_NONE) {
         *out = d->free_slot;
-        d->free_slot = d->slots[*out].next;
+        d->free_slot = dense_free_next(&d->slots[*out]);
         return DENSE_TAKEN;
     }
     if (d->slot_used == d->slot_cap) {
@@ -344,8 +365,7 @@ static dense_take dense_slot_take(sp_dense *d, uint32_t *out) {
     }
     uint32_t slot = (uint32_t)d->slot_used++;
     d->slots[slot].life = 1;
-    d->slots[slot].index = SP_DENSE_NONE;
-    d->slots[slot].prev = d->slots[slot].next = SP_DENSE_NONE;
+    d->slots[slot].index = dense_free_index(SP_DENSE_NONE); /* the caller makes it live */
     *out = slot;
     return DENSE_TAKEN;
 }
@@ -429,7 +449,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     size_t fit = 0;
     dense_layout lay = {0, 0, 0, 0, 0};
     if (desc->buffer) {
-        size_t per = sh.stride + sizeof(uint32_t) + sizeof(sp_dense_slot);
+        size_t per = sh.stride + sizeof(uint32_t) + sh.slot_bytes;
         size_t head = dense_layout_worst(&sh, 0);
         fit = desc->buffer_size > head ? (desc->buffer_size - head) / per + 1 : 0;
         if (fit > SP_DENSE_MAX_ITEMS) fit = SP_DENSE_MAX_ITEMS;
@@ -495,6 +515,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         d->items = base + lay.items;
         d->back = (uint32_t *)(void *)(base + lay.back);
         d->slots = (sp_dense_slot *)(void *)(base + lay.slots);
+        if (d->overflow == SP_OVERFLOW_RECLAIM) d->links = (sp_dense_link *)(void *)(d->slots + fit);
         d->cap = d->slot_cap = fit;
         if (d->limit > fit) d->limit = fit;
         d->created = fit;
@@ -777,7 +798,7 @@ int sp__dense_check(const sp_dense *d) {
     size_t live = 0, order = 0, freed = 0, retired = 0;
     for (size_t s = 0; s < d->slot_used; s++) {
         const sp_dense_slot *e = &d->slots[s];
-        if (e->index != SP_DENSE_NONE) {
+        if (dense_slot_live(e)) {
             if (e->index >= d->count || d->back[e->index] != s) return 4;
             live++;
         } else if (e->life == SP_DENSE_LIFE_RETIRED) {
@@ -785,19 +806,20 @@ int sp__dense_check(const sp_dense *d) {
         }
     }
     if (live != d->count || retired != d->retired) return 5;
-    if (d->overflow == SP_OVERFLOW_RECLAIM) {
+    if ((d->links != NULL) != (d->overflow == SP_OVERFLOW_RECLAIM && d->slot_cap > 0)) return 13;
+    if (d->links) {
         uint32_t prev = SP_DENSE_NONE;
-        for (uint32_t s = d->oldest; s != SP_DENSE_NONE; s = d->slots[s].next) {
-            if (s >= d->slot_used || d->slots[s].index == SP_DENSE_NONE) return 6;
-            if (d->slots[s].prev != prev || ++order > d->count) return 7;
+        for (uint32_t s = d->oldest; s != SP_DENSE_NONE; s = d->links[s].next) {
+            if (s >= d->slot_used || !dense_slot_live(&d->slots[s])) return 6;
+            if (d->links[s].prev != prev || ++order > d->count) return 7;
             prev = s;
         }
         if (order != d->count || d->newest != prev) return 8;
     } else if (d->oldest != SP_DENSE_NONE || d->newest != SP_DENSE_NONE) {
         return 12; /* DROP and GROW keep no order list */
     }
-    for (uint32_t s = d->free_slot; s != SP_DENSE_NONE; s = d->slots[s].next) {
-        if (s >= d->slot_used || d->slots[s].index != SP_DENSE_NONE) return 9;
+    for (uint32_t s = d->free_slot; s != SP_DENSE_NONE; s = dense_free_next(&d->slots[s])) {
+        if (s >= d->slot_used || dense_slot_live(&d->slots[s])) return 9;
         if (d->slots[s].life > SP_DENSE_LIFE_MAX || ++freed > d->slot_used) return 10;
     }
     if (live + freed + retired != d->slot_used) return 11;

@@ -313,6 +313,12 @@ static void fixed_buffer_never_calls_the_allocator(void **state) {
     assert_null(sp_dense_create(&f.desc));
     assert_int_equal(f.tl.errors, 1);
     assert_string_equal(f.tl.last_pool, "sparks");
+
+    /* DROP keeps no order links (only RECLAIM needs the oldest), so it needs less room */
+    f.desc.overflow = SP_OVERFLOW_DROP;
+    f.desc.buffer = NULL;
+    f.desc.buffer_size = 0;
+    assert_true(sp_dense_buffer_size(&f.desc, 50) + 50 * 8 <= need);
 }
 
 static void reserve_makes_later_adds_allocation_free(void **state) {
@@ -603,13 +609,20 @@ static int model_erase(model *m, size_t i) {
     return 1;
 }
 
-static void model_run(sp_overflow overflow, size_t max, size_t chunk, uint64_t seed) {
+static void model_run(sp_overflow overflow, size_t max, size_t chunk, bool fixed, uint64_t seed) {
     fixture f;
     fixture_init(&f);
     f.desc.max = max;
     f.desc.chunk_items = chunk;
     f.desc.overflow = overflow;
+    void *buffer = NULL;
+    if (fixed) { /* room for exactly max elements: the buffer, not max, is the limit */
+        f.desc.max = 0;
+        f.desc.buffer_size = sp_dense_buffer_size(&f.desc, max);
+        f.desc.buffer = buffer = malloc(f.desc.buffer_size);
+    }
     sp_dense *d = sp_dense_create(&f.desc);
+    if (fixed) assert_int_equal(sp_dense_capacity(d), max);
     assert_non_null(d);
     model *m = (model *)calloc(1, sizeof *m);
     m->alive = (unsigned char *)calloc(MODEL_OPS + 1, 1);
@@ -709,16 +722,28 @@ static void model_run(sp_overflow overflow, size_t max, size_t chunk, uint64_t s
     free(m->alive);
     free(m);
     fixture_destroy(&f, d);
+    if (fixed) assert_int_equal(f.ta.allocs, 0);
+    free(buffer);
 }
 
 static void model_drop_growing_by_chunks(void **state) {
     (void)state;
-    model_run(SP_OVERFLOW_DROP, 300, 16, 0x5EED0001u);
+    model_run(SP_OVERFLOW_DROP, 300, 16, false, 0x5EED0001u);
 }
 
 static void model_reclaim_growing_by_doubling(void **state) {
     (void)state;
-    model_run(SP_OVERFLOW_RECLAIM, 200, 0, 0x5EED0002u);
+    model_run(SP_OVERFLOW_RECLAIM, 200, 0, false, 0x5EED0002u);
+}
+
+static void model_fixed_buffer_reclaim(void **state) {
+    (void)state;
+    model_run(SP_OVERFLOW_RECLAIM, 128, 0, true, 0x5EED0003u);
+}
+
+static void model_fixed_buffer_drop(void **state) {
+    (void)state;
+    model_run(SP_OVERFLOW_DROP, 100, 0, true, 0x5EED0004u);
 }
 
 int main(void) {
@@ -740,6 +765,8 @@ int main(void) {
         cmocka_unit_test(alignment_is_respected),
         cmocka_unit_test(model_drop_growing_by_chunks),
         cmocka_unit_test(model_reclaim_growing_by_doubling),
+        cmocka_unit_test(model_fixed_buffer_reclaim),
+        cmocka_unit_test(model_fixed_buffer_drop),
     };
     return cmocka_run_group_tests_name("dense", tests, NULL, NULL);
 }
