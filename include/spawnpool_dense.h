@@ -45,9 +45,11 @@
              unique among dense pools alive at the same time (their tag space is separate from
              sp_pool's: do not resolve an sp_pool handle in a dense pool).
 
-    The index table behind handles: every element owns a slot. slot -> (dense index, life,
-    prev/next in order of addition); dense index -> slot (a back-pointer, so a swap-remove can
-    fix the moved element's slot in O(1)). A dense pool holds at most 2^24 elements.
+    The index table behind handles: every element owns a slot. slot -> (dense index, life);
+    dense index -> slot (a back-pointer, so a swap-remove can fix the moved element's slot in
+    O(1)); under RECLAIM also slot -> (prev, next) in order of addition, to find the oldest.
+    Memory per element: the stride + 12 bytes (+ 8 under RECLAIM). A dense pool holds at most
+    2^24 elements.
 
     ON_MOVE
     =======
