@@ -36,8 +36,8 @@
    ------------------------------------------------------------------------------------------ */
 
 typedef struct bench_params {
-    size_t ops;           /* operations per timed segment (=5e5; quick 1e5) */
-    size_t repeats;       /* timed segments per implementation (=7; quick 5) */
+    size_t ops;           /* operations per timed segment (=2e5; quick 5e4) */
+    size_t repeats;       /* timed segments per implementation (=15; quick 7) */
     size_t frames;        /* frames of the frame workload (=10000; quick 1000) */
     size_t ns[8], n_count;
     size_t sizes[8], size_count;
@@ -46,7 +46,7 @@ typedef struct bench_params {
 } bench_params;
 
 static bench_params params = {
-    .ops = 500000, .repeats = 7, .frames = 10000,
+    .ops = 200000, .repeats = 15, .frames = 10000,
     .ns = {1000, 100000, 1000000}, .n_count = 3,
     .sizes = {16, 64, 256}, .size_count = 3,
 };
@@ -890,8 +890,8 @@ int main(int argc, char **argv) {
     }
     if (workload == NULL) return usage();
     if (quick) {
-        params.ops = 100000;
-        params.repeats = 5;
+        params.ops = 50000;
+        params.repeats = 7;
         params.frames = 1000;
     }
     size_t impl_count;

@@ -35,7 +35,7 @@ report() {
     echo "Compiler: $(gcc --version | head -1); C++: $(g++ --version | head -1); $(ldd --version | head -1)."
     echo "Peers: $(for p in libboost-dev libglib2.0-0 libmimalloc2.0 libgoogle-perftools4 libtcmalloc-minimal4 libjemalloc2; do
              v=$(dpkg-query -W -f='${Version}' $p 2>/dev/null || echo absent); printf '%s %s; ' $p "$v"; done)"
-    echo "Run: $(head -c 200 "$data/run.txt" 2>/dev/null || echo unknown)."
+    echo "Run: $(head -c 300 "$data/run.txt" 2>/dev/null || echo unknown)."
   } > "$meta"
   "$build/spreport" "$results/latest.csv" "$results/latest.md" "$data" "$meta"
   if command -v gnuplot >/dev/null; then
@@ -61,13 +61,16 @@ tmp=$results/$stamp.csv.tmp
 echo "workload,n,item_size,impl,metric,value,unit" > "$tmp"
 echo "$stamp, $mode mode" > "$data/run.txt"
 start=$(date +%s)
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for w in lifo churn fifo reclaim resolve iterate frame memory steady; do
   echo "== $w" >&2
   "$build/spbench" --workload "$w" "${quick[@]}" --datadir "$data" >> "$tmp"
 done
-# jemalloc: plain malloc/free in a process that preloads it.
+# jemalloc: plain malloc/free in a process that preloads it. Not in the frame workload: the
+# others run it in lockstep (each frame starts with the other simulations in the cache),
+# a process of its own would start every frame warm and not compare.
 if ldconfig -p | grep -q 'libjemalloc.so.2 '; then
-  for w in lifo churn fifo frame memory; do
+  for w in lifo churn fifo memory; do
     echo "== $w (jemalloc, preloaded)" >&2
     LD_PRELOAD=libjemalloc.so.2 "$build/spbench" --workload "$w" --impl jemalloc "${quick[@]}" >> "$tmp"
   done
@@ -77,5 +80,5 @@ fi
 run_instr "$tmp"
 mv "$tmp" "$results/$stamp.csv"
 cp "$results/$stamp.csv" "$results/latest.csv"
-echo "$stamp, $mode mode, $(( $(date +%s) - start )) s" > "$data/run.txt"
+echo "$stamp, $mode mode, $(( $(date +%s) - start )) s; load average (1, 5, 15 min) at start $load0, at end $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" > "$data/run.txt"
 report
