@@ -276,8 +276,13 @@ static void draw_turret(SDL_Renderer *r, const turret *t)
     float c = cosf(t->aim), s = sinf(t->aim);
     gfx_line(r, MUZZLE_X, MUZZLE_Y, MUZZLE_X + c * BARREL_LEN, MUZZLE_Y + s * BARREL_LEN, 16.0f,
              barrel, gfx_mix(barrel, (SDL_Color){255, 255, 255, 255}, 0.3f));
-    gfx_fill_rect(r, MUZZLE_X - 40.0f, MUZZLE_Y + 22.0f, 80.0f, 40.0f, rim);
-    gfx_disc(r, MUZZLE_X, MUZZLE_Y, 30.0f, base, rim);
+    /* A trapezoid stand and a lit dome: enough shape to read as a turret at a glance. */
+    gfx_quad(r, MUZZLE_X - 30.0f, MUZZLE_Y + 14.0f, MUZZLE_X + 30.0f, MUZZLE_Y + 14.0f,
+             MUZZLE_X + 46.0f, MUZZLE_Y + 62.0f, MUZZLE_X - 46.0f, MUZZLE_Y + 62.0f, rim);
+    gfx_disc(r, MUZZLE_X, MUZZLE_Y, 30.0f, gfx_mix(base, (SDL_Color){255, 255, 255, 255}, 0.3f),
+             rim);
+    gfx_disc(r, MUZZLE_X - 8.0f, MUZZLE_Y - 9.0f, 9.0f, (SDL_Color){255, 255, 255, 60},
+             (SDL_Color){255, 255, 255, 0});
     if (t->drop_flash > 0.0f) gfx_text(r, MUZZLE_X - 24.0f, MUZZLE_Y - 66.0f, 3, COLOR_DROP, "DROP");
 }
 
