@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #define FS_TERM_SECONDS 9.0
-#define FS_TERM_ROWS 14
+#define FS_TERM_COUNTER_ROWS 7
+/* Lines around the fountain rows: 2 of header, 2 of frame, the counters, 1 for the cursor. */
+#define FS_TERM_CHROME (2 + 2 + FS_TERM_COUNTER_ROWS + 1)
 
 static volatile sig_atomic_t fs_stop = 0;
 
@@ -139,9 +141,9 @@ void fs_summary_print(FILE *out, const fs_sim *sim, double seconds) {
     fs_sim_result(sim, FS_POOLED, &p);
     fs_sim_result(sim, FS_MALLOC, &m);
     char warm[64];
-    if (sim->warm) snprintf(warm, sizeof warm, "steady state after %.1f s", sim->cfg.warmup);
-    else snprintf(warm, sizeof warm, "run ended before the %.1f s warm-up", sim->cfg.warmup);
-    fprintf(out, "\nsummary: %.1f s at %.0f sparks/s, pool cap %zu, policy %s; %s\n", seconds,
+    if (sim->warm) snprintf(warm, sizeof warm, "steady after %.1f s", sim->cfg.warmup);
+    else snprintf(warm, sizeof warm, "ended before the %.1f s warm-up", sim->cfg.warmup);
+    fprintf(out, "\nsummary: %.1f s, %.0f sparks/s, pool cap %zu, policy %s, %s\n", seconds,
             sim->cfg.rate, sim->cfg.cap, fs_policy_name(sim->cfg.policy), warm);
     fprintf(out, "  %-32s %16s %20s\n", "", "pooled (sp_pool)", "spawn-and-destroy");
     fprintf(out, "  %-32s %16llu %20llu\n", "allocator calls, steady state",
@@ -164,8 +166,8 @@ void fs_summary_print(FILE *out, const fs_sim *sim, double seconds) {
         fprintf(out, "  pool log: %u line(s), last: %s\n", sim->log_lines, sim->log_last);
     if (sim->warm) {
         double steady_s = sim->t - sim->cfg.warmup;
-        fprintf(out, "once warm, the pool called the allocator %llu times; spawn-and-destroy %llu "
-                     "times (%.0f per second)\n",
+        fprintf(out, "once warm: pooled %llu allocator calls, spawn-and-destroy %llu (%.0f per "
+                     "second)\n",
                 (unsigned long long)p.steady_alloc_calls, (unsigned long long)m.steady_alloc_calls,
                 steady_s > 0 ? (double)m.steady_alloc_calls / steady_s : 0.0);
     }
@@ -263,9 +265,10 @@ static void fs_term_draw(fs_term *t, const fs_sim *sim, double seconds) {
         fs_sim_each(sim, i, fs_term_cell, &cell);
         fs_sim_counters(sim, i, &c[i]);
     }
-    /* Density steps scale with the crowd so a busier fountain is not a solid block. */
-    double scale = (double)(c[FS_MALLOC].live > c[FS_POOLED].live ? c[FS_MALLOC].live
-                                                                   : c[FS_POOLED].live) / 1500.0;
+    /* Density steps scale with the crowd and with the area a cell covers, so that a busier
+       fountain or a smaller terminal does not turn into a solid block. */
+    size_t crowd = c[FS_MALLOC].live > c[FS_POOLED].live ? c[FS_MALLOC].live : c[FS_POOLED].live;
+    double scale = (double)crowd / 1500.0 * (46.0 * 16.0) / (double)(t->w * t->h);
     if (scale < 0.25) scale = 0.25;
 
     t->len = 0;
@@ -297,8 +300,8 @@ static void fs_term_draw(fs_term *t, const fs_sim *sim, double seconds) {
     }
     fs_put(t, "\x1b[K\n");
 
-    /* Counters, one column per side, under its fountain; colour marks the allocator line. */
-    enum { ROWS = 9 };
+    /* Counters, one column per side, under its fountain; colour marks the allocator lines. */
+    enum { ROWS = FS_TERM_COUNTER_ROWS };
     char txt[FS_SIDES][ROWS][64];
     const char *tone[FS_SIDES][ROWS] = {{0}};
     for (int i = 0; i < FS_SIDES; i++) {
@@ -306,31 +309,30 @@ static void fs_term_draw(fs_term *t, const fs_sim *sim, double seconds) {
         unsigned per_s = 0;
         for (int f = 60; f < 120; f++) per_s += k->calls_hist[f];
         char(*l)[64] = txt[i];
-        snprintf(l[0], 64, "live          %8zu", k->live);
+        char cap[24] = "-", free_txt[24] = "-";
         if (i == FS_POOLED) {
-            snprintf(l[1], 64, "free          %8zu", k->free);
-            snprintf(l[2], 64, "size          %8zu  of cap %zu", k->size, k->max);
-        } else {
-            snprintf(l[1], 64, "free                 -");
-            snprintf(l[2], 64, "size          %8zu", k->size);
+            snprintf(cap, sizeof cap, "%zu", k->max);
+            snprintf(free_txt, sizeof free_txt, "%zu", k->free);
         }
-        snprintf(l[3], 64, "created       %8llu", (unsigned long long)k->created);
-        snprintf(l[4], 64, "peak live     %8zu", k->peak);
-        snprintf(l[5], 64, "alloc calls   %8llu", (unsigned long long)k->alloc_calls);
-        snprintf(l[6], 64, "alloc calls/s %8u", per_s);
-        tone[i][6] = per_s ? "\x1b[1;31m" : "\x1b[1;32m";
-        snprintf(l[7], 64, "update ms     %8.3f  p99 %.3f", k->frame_ms, k->p99_ms);
+        snprintf(l[0], 64, "live    %7zu   free    %7s", k->live, free_txt);
+        snprintf(l[1], 64, "size    %7zu   cap     %7s", k->size, cap);
+        snprintf(l[2], 64, "created %7llu   peak    %7zu", (unsigned long long)k->created, k->peak);
+        snprintf(l[3], 64, "allocator calls   %7llu", (unsigned long long)k->alloc_calls);
+        snprintf(l[4], 64, "allocator calls/s %7u", per_s);
+        tone[i][4] = per_s ? "\x1b[1;31m" : "\x1b[1;32m";
+        snprintf(l[5], 64, "update ms %7.3f   p99 %7.3f", k->frame_ms, k->p99_ms);
         if (i == FS_POOLED)
-            snprintf(l[8], 64, "dropped %llu  reclaimed %llu  grown %llu",
+            snprintf(l[6], 64, "dropped %llu  reclaimed %llu  grown %llu",
                      (unsigned long long)k->dropped, (unsigned long long)k->reclaimed,
                      (unsigned long long)k->grown);
         else
-            snprintf(l[8], 64, "each spark: 1 malloc + 1 free");
-        tone[i][8] = "\x1b[2m";
+            snprintf(l[6], 64, "each spark: 1 malloc + 1 free");
+        /* the overflow policy at work is worth noticing */
+        tone[i][6] = k->dropped || k->reclaimed || k->grown ? "\x1b[33m" : "\x1b[2m";
     }
     for (int row = 0; row < ROWS; row++) {
         for (int i = 0; i < FS_SIDES; i++) {
-            int pad = t->w + 1 - (int)strlen(txt[i][row]);
+            int pad = t->w - (int)strlen(txt[i][row]); /* columns as wide as the panels */
             fs_put(t, "%s  %s%s\x1b[0m%*s", i ? " " : "", tone[i][row] ? tone[i][row] : "",
                    txt[i][row], pad > 0 ? pad : 0, "");
         }
@@ -385,12 +387,15 @@ static int fs_run_terminal(const fs_options *opt) {
     bool tty = isatty(STDOUT_FILENO);
     fs_term t = {0};
     if (tty) {
+        /* Fit the terminal: two panels side by side, as tall as the lines allow (an 80x24
+           terminal gets 37x12 cells per fountain). */
         struct winsize ws;
-        int cols = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
-        t.w = (cols - 5) / 2 - 2;
-        if (t.w > 46) t.w = 46;
-        if (t.w < 30) t.w = 30;
-        t.h = FS_TERM_ROWS;
+        bool known = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col && ws.ws_row;
+        int cols = known ? ws.ws_col : 80, lines = known ? ws.ws_row : 24;
+        t.w = (cols - 5) / 2;
+        t.w = t.w > 46 ? 46 : t.w < 30 ? 30 : t.w;
+        t.h = lines - FS_TERM_CHROME;
+        t.h = t.h > 16 ? 16 : t.h < 8 ? 8 : t.h;
         t.cap = 64 * 1024;
         t.buf = malloc(t.cap);
         t.count = calloc(2 * (size_t)(t.w * t.h), sizeof *t.count);

@@ -384,6 +384,13 @@ static void fs_key(fs_view *v, fs_sim *sim, SDL_Keycode key, double now) {
 int fs_run_window(const fs_options *opt) {
     SDL_SetMainReady();
     if (SDL_Init(SDL_INIT_VIDEO) != 0) return -1;
+    /* SDL falls back to its invisible "offscreen" (or "dummy") driver when no display answers:
+       that is no window for a person to watch, so the terminal fountain is the better show. */
+    const char *driver = SDL_GetCurrentVideoDriver();
+    if (!driver || !strcmp(driver, "offscreen") || !strcmp(driver, "dummy")) {
+        SDL_Quit();
+        return -1;
+    }
     SDL_Window *win = SDL_CreateWindow("spawnpool fountain: pooled vs spawn-and-destroy",
                                        SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, FS_W, FS_H,
                                        SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);

@@ -247,17 +247,17 @@ static unsigned fs_spawn_count(fs_sim *sim, fs_side *side) {
 static void fs_step_pooled(fs_sim *sim) {
     fs_side *side = &sim->side[FS_POOLED];
     sp_pool *pool = sim->pool;
-    /* A lowered cap only blocks growth; give back free members above it so that it bites
+    for (fs_spark *s = sim->live[FS_POOLED].head, *nx; s; s = nx) {
+        nx = s->next;
+        if (!fs_spark_update(s, (float)FS_DT)) sp_release(pool, s); /* on_release unlinks */
+    }
+    /* A lowered cap only blocks growth; dispose of free members above it so that it bites
        (not under GROW, where the cap is a soft budget the pool may exceed). */
     sp_stats st;
     sp_stats_get(pool, &st);
     if (sim->cfg.policy != SP_OVERFLOW_GROW && st.size > sim->cfg.cap && st.free > 0) {
         size_t excess = st.size - sim->cfg.cap;
         sp_trim(pool, st.free > excess ? st.free - excess : 0);
-    }
-    for (fs_spark *s = sim->live[FS_POOLED].head, *nx; s; s = nx) {
-        nx = s->next;
-        if (!fs_spark_update(s, (float)FS_DT)) sp_release(pool, s); /* on_release unlinks */
     }
     for (unsigned i = fs_spawn_count(sim, side); i > 0; i--) {
         fs_spark t;
