@@ -1,4 +1,12 @@
 /* Implementation of the shared test fixtures declared in testutil.h. */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign under -std=c11 */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -11,6 +19,7 @@ static void *counting_alloc(size_t size, size_t align, void *user) {
     if (align < sizeof(void *)) align = sizeof(void *);
     void *p = NULL;
     if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
+    memset(p, TEST_ALLOC_FRESH, size);
     ta->live_bytes += size;
     ta->live_blocks++;
     return p;
@@ -22,6 +31,7 @@ static void counting_free(void *ptr, size_t size, void *user) {
     ta->frees++;
     ta->live_bytes -= size;
     ta->live_blocks--;
+    memset(ptr, TEST_ALLOC_FREED, size);
     free(ptr);
 }
 
@@ -50,23 +60,43 @@ int test_log_last_has(const test_log *tl, const char *needle) {
     return strstr(tl->last_message, needle) != NULL;
 }
 
+static void trace_add(test_hooks *h, char c) {
+    if (h->trace_len + 1 < sizeof h->trace) {
+        h->trace[h->trace_len++] = c;
+        h->trace[h->trace_len] = '\0';
+    }
+}
+
 static void hook_create(void *item, void *user) {
-    (void)item;
-    ((test_hooks *)user)->created++;
+    test_hooks *h = (test_hooks *)user;
+    h->created++;
+    h->last_created = item;
+    for (size_t i = 0; i < h->item_size; i++) {
+        if (((const unsigned char *)item)[i] != 0) {
+            h->create_saw_dirty++;
+            break;
+        }
+    }
+    trace_add(h, 'C');
 }
 static void hook_acquire(void *item, const void *arg, void *user) {
-    (void)item;
     test_hooks *h = (test_hooks *)user;
     h->acquired++;
     h->last_arg = arg;
+    h->last_acquired = item;
+    trace_add(h, 'A');
 }
 static void hook_release(void *item, void *user) {
-    (void)item;
-    ((test_hooks *)user)->released++;
+    test_hooks *h = (test_hooks *)user;
+    h->released++;
+    h->last_released = item;
+    trace_add(h, 'R');
 }
 static void hook_dispose(void *item, void *user) {
-    (void)item;
-    ((test_hooks *)user)->disposed++;
+    test_hooks *h = (test_hooks *)user;
+    h->disposed++;
+    h->last_disposed = item;
+    trace_add(h, 'D');
 }
 
 void test_hooks_install(sp_desc *desc, test_hooks *hooks) {
@@ -75,4 +105,66 @@ void test_hooks_install(sp_desc *desc, test_hooks *hooks) {
     desc->on_release = hook_release;
     desc->dispose = hook_dispose;
     desc->user = hooks;
+}
+
+void test_hooks_trace_reset(test_hooks *hooks) {
+    hooks->trace_len = 0;
+    hooks->trace[0] = '\0';
+}
+
+sp_desc test_env_desc(test_env *env, const char *name, size_t item_size) {
+    memset(env, 0, sizeof *env);
+    sp_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.name = name;
+    desc.item_size = item_size;
+    desc.allocator = test_alloc_make(&env->alloc);
+    desc.logger = test_log_make(&env->log);
+    test_hooks_install(&desc, &env->hooks);
+    env->hooks.item_size = item_size;
+    return desc;
+}
+
+void test_stats_expect(const sp_pool *pool, test_counts want, const char *file, int line) {
+    sp_stats s;
+    memset(&s, 0x5A, sizeof s);
+    sp_stats_get(pool, &s);
+    int bad = 0;
+#define SP__CHECK(field)                                                                      \
+    if ((uint64_t)s.field != (uint64_t)want.field) {                                          \
+        print_error("stats.%s is %llu, expected %llu\n", #field, (unsigned long long)s.field, \
+                    (unsigned long long)want.field);                                          \
+        bad = 1;                                                                              \
+    }
+    SP__CHECK(size)
+    SP__CHECK(leased)
+    SP__CHECK(free)
+    SP__CHECK(peak_leased)
+    SP__CHECK(created)
+    SP__CHECK(disposed)
+    SP__CHECK(acquired)
+    SP__CHECK(released)
+    SP__CHECK(reclaimed)
+    SP__CHECK(dropped)
+    SP__CHECK(grown_past_max)
+#undef SP__CHECK
+    if (bad) _fail(file, line);
+}
+
+void test_alloc_expect_clean(const test_alloc *ta, const char *file, int line) {
+    if (ta->live_bytes != 0 || ta->live_blocks != 0) {
+        print_error("allocator still holds %zu bytes in %zu blocks (%llu allocs, %llu frees)\n",
+                    ta->live_bytes, ta->live_blocks, (unsigned long long)ta->allocs,
+                    (unsigned long long)ta->frees);
+        _fail(file, line);
+    }
+}
+
+uint32_t test_rand(uint32_t *state) {
+    uint32_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *state = x;
+    return x;
 }
