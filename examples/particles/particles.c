@@ -64,7 +64,8 @@ static void pt_usage(FILE *out) {
         "  --max N           pool cap (default rate x 2.0 s mean life x 1.25 headroom)\n"
         "  --policy P        when the pool is full: drop (default) or reclaim\n"
         "  --seed N          random seed (default 1)\n"
-        "  --frames N        frames to run headless or in the terminal (default 200 / 600)\n"
+        "  --frames N        frames to run (default: 200 headless, 600 in the terminal, a window\n"
+        "                    runs until esc)\n"
         "  --headless        render offscreen (no display needed), write --screenshot, print\n"
         "                    the counters as key=value lines\n"
         "  --screenshot F    PNG of the last frame (headless or window)\n"
@@ -395,6 +396,7 @@ typedef struct pt_gfx {
     SDL_Renderer *renderer;
     SDL_Texture *texture;
     uint32_t *fb;
+    uint32_t *background; /* drawn once, copied into fb at the start of every frame */
     uint32_t palette[PT_EMITTERS][64]; /* by emitter and remaining life */
 } pt_gfx;
 
@@ -419,11 +421,18 @@ static int pt_gfx_init(pt_gfx *g, SDL_Renderer *r) {
     g->renderer = r;
     g->texture = SDL_CreateTexture(r, SDL_PIXELFORMAT_RGB888, SDL_TEXTUREACCESS_STREAMING, PT_W, PT_H);
     g->fb = (uint32_t *)malloc((size_t)PT_W * PT_H * sizeof(uint32_t));
-    if (!g->texture || !g->fb) {
+    g->background = (uint32_t *)malloc((size_t)PT_W * PT_H * sizeof(uint32_t));
+    if (!g->texture || !g->fb || !g->background) {
         fprintf(stderr, "particles: cannot make the framebuffer: %s\n", SDL_GetError());
         if (g->texture) SDL_DestroyTexture(g->texture);
         free(g->fb);
+        free(g->background);
         return -1;
+    }
+    /* a dark vertical gradient */
+    for (int y = 0; y < PT_H; y++) {
+        uint32_t c = (uint32_t)(8 + y / 40) << 8 | (uint32_t)(12 + y / 30);
+        for (int x = 0; x < PT_W; x++) g->background[(size_t)y * PT_W + (size_t)x] = c;
     }
     pt_palette_init(g);
     return 0;
@@ -432,6 +441,7 @@ static int pt_gfx_init(pt_gfx *g, SDL_Renderer *r) {
 static void pt_gfx_fini(pt_gfx *g) {
     SDL_DestroyTexture(g->texture);
     free(g->fb);
+    free(g->background);
 }
 
 /* Adds two XRGB colours channel by channel, saturating at 255: overlapping sparks glow. */
@@ -444,12 +454,7 @@ static uint32_t pt_add_sat(uint32_t a, uint32_t b) {
 
 static void pt_draw(pt_gfx *g, const pt_sim *s, const pt_times *frame, const pt_times *update,
                     int paused) {
-    /* background: a dark vertical gradient, rewritten every frame */
-    for (int y = 0; y < PT_H; y++) {
-        uint32_t c = (uint32_t)(8 + y / 40) << 8 | (uint32_t)(12 + y / 30);
-        uint32_t *row = g->fb + (size_t)y * PT_W;
-        for (int x = 0; x < PT_W; x++) row[x] = c;
-    }
+    memcpy(g->fb, g->background, (size_t)PT_W * PT_H * sizeof(uint32_t));
     const spark *p = (const spark *)sp_dense_data(s->sparks);
     size_t n = sp_dense_count(s->sparks);
     for (size_t i = 0; i < n; i++) {
@@ -568,7 +573,7 @@ static int pt_run_window(const pt_options *o) {
     if (pt_sim_init(&s, &opt) != 0) goto out_sdl;
     if (pt_gfx_init(&g, r) != 0) goto out_sim;
     pt_times update = {0}, frame = {0};
-    int running = 1, paused = 0;
+    int running = 1, paused = 0, shot_rc = 0;
     double last = pt_now_ms();
     while (running) {
         SDL_Event ev;
@@ -590,14 +595,17 @@ static int pt_run_window(const pt_options *o) {
         pt_draw(&g, &s, &frame, &update, paused);
         if (!paused) pt_times_add(&update, t1 - t0);
         pt_times_add(&frame, pt_now_ms() - t0);
+        if (opt.frames && s.frame >= opt.frames) running = 0; /* --frames ends a window run */
+        /* the screenshot reads the back buffer, so it comes before the present */
+        if (!running && opt.screenshot) shot_rc = demo_screenshot(r, opt.screenshot);
         SDL_RenderPresent(r);
         /* fixed simulation step: without vsync, do not run faster than 60 Hz */
         double now = pt_now_ms(), wait = 1000.0 / 60.0 - (now - last);
         if (wait > 1.0) SDL_Delay((Uint32)wait);
         last = pt_now_ms();
     }
-    rc = 0;
-    if (opt.screenshot && demo_screenshot(r, opt.screenshot) != 0) rc = 1;
+    rc = shot_rc != 0;
+    if (shot_rc != 0) fprintf(stderr, "particles: cannot write %s\n", opt.screenshot);
     pt_kv_print(stdout, &s, &update, &frame);
     pt_gfx_fini(&g);
 out_sim:
