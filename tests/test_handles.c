@@ -1,0 +1,267 @@
+/* Handles: a handle resolves while its member's life lasts and never after (release, reclaim,
+   clear), never in another live pool, never when forged, and never by generation wrap-around:
+   an exhausted slot is retired (white-box, through sp__debug_set_life). sp_is_leased too. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "sp_internal.h"
+
+#include <string.h>
+
+#define LIFE_OF(h) ((h).id >> 36)
+#define TAG_OF(h) (((h).id >> 24) & 0xFFFu)
+#define SLOT_OF(h) ((h).id & 0xFFFFFFu)
+
+static void handle_resolves_while_the_life_lasts(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "handles", 24);
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    sp_handle h = sp_handle_of(p, a);
+    assert_false(sp_handle_is_null(h));
+    assert_true(LIFE_OF(h) != 0);
+    assert_true(sp_handle_eq(h, sp_handle_of(p, a))); /* stable within a life */
+    assert_ptr_equal(sp_resolve(p, h), a);
+    /* Other members coming and going, and growth across many chunks, do not move a. */
+    void *others[600];
+    for (int i = 0; i < 600; i++) others[i] = sp_acquire(p);
+    for (int i = 0; i < 600; i += 3) sp_release(p, others[i]);
+    assert_ptr_equal(sp_resolve(p, h), a);
+    assert_int_equal(sp_release(p, a), SP_OK);
+    assert_null(sp_resolve(p, h));
+    assert_true(sp_handle_is_null(sp_handle_of(p, a)));
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void every_life_gets_a_new_handle(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "handles", 24);
+    d.max = 1;
+    sp_pool *p = sp_pool_create(&d);
+    sp_handle seen[50];
+    for (int i = 0; i < 50; i++) {
+        void *a = sp_acquire(p);
+        seen[i] = sp_handle_of(p, a);
+        assert_ptr_equal(sp_resolve(p, seen[i]), a);
+        for (int j = 0; j < i; j++) {
+            assert_false(sp_handle_eq(seen[i], seen[j]));
+            assert_null(sp_resolve(p, seen[j]));
+        }
+        sp_release(p, a);
+        assert_null(sp_resolve(p, seen[i]));
+    }
+    EXPECT_STATS(p, .size = 1, .free = 1, .peak_leased = 1, .created = 1, .acquired = 50, .released = 50);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void handle_of_anything_but_a_leased_member_is_null(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "handles", 32);
+    d.initial = 2;
+    sp_pool *p = sp_pool_create(&d);
+    sp_pool *q = sp_pool_create(&d);
+    char *a = sp_acquire(p);
+    char *free_member = sp_acquire(p);
+    sp_release(p, free_member);
+    void *theirs = sp_acquire(q);
+    int local = 0;
+    assert_true(sp_handle_is_null(sp_handle_of(p, NULL)));
+    assert_true(sp_handle_is_null(sp_handle_of(NULL, a)));
+    assert_true(sp_handle_is_null(sp_handle_of(p, free_member)));
+    assert_true(sp_handle_is_null(sp_handle_of(p, a + 1)));
+    assert_true(sp_handle_is_null(sp_handle_of(p, a + 16)));
+    assert_true(sp_handle_is_null(sp_handle_of(p, &local)));
+    assert_true(sp_handle_is_null(sp_handle_of(p, theirs)));
+    assert_false(sp_handle_is_null(sp_handle_of(p, a)));
+    sp_pool_destroy(p);
+    sp_pool_destroy(q);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void null_and_forged_handles_resolve_to_null(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "handles", 32);
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    sp_handle h = sp_handle_of(p, a);
+    assert_null(sp_resolve(p, sp_handle_null()));
+    assert_null(sp_resolve(NULL, h));
+    sp_handle f;
+    f.id = h.id ^ (1ull << 36); /* another life */
+    assert_null(sp_resolve(p, f));
+    f.id = h.id + (1ull << 36);
+    assert_null(sp_resolve(p, f));
+    f.id = h.id ^ (1ull << 24); /* another pool tag */
+    assert_null(sp_resolve(p, f));
+    f.id = (h.id & ~0xFFFFFFull) | 0xFFFFFFull; /* a slot that does not exist */
+    assert_null(sp_resolve(p, f));
+    f.id = h.id & 0xFFFFFFFFFull; /* life 0 */
+    assert_null(sp_resolve(p, f));
+    /* Random ids: either NULL, or a leased member whose own handle is exactly that id. */
+    void *more[40];
+    for (int i = 0; i < 40; i++) more[i] = sp_acquire(p);
+    for (int i = 0; i < 40; i += 2) sp_release(p, more[i]);
+    uint32_t seed = 12345;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t id = ((uint64_t)test_rand(&seed) << 32) | test_rand(&seed);
+        if (i & 1) id = (id & ~0xFFF000000ull) | (h.id & 0xFFF000000ull); /* our tag */
+        if (i % 3 == 0) id = (id & ~0xFFFFFFull) | (id & 0x3Full);          /* small slots */
+        if (i % 4 == 1) id = (id & 0xFFFFFFFFFull) | ((id & 3u) + 1) << 36; /* early lives */
+        sp_handle r = {id};
+        void *m = sp_resolve(p, r);
+        if (m) assert_true(sp_handle_of(p, m).id == id);
+    }
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void handle_from_another_live_pool_never_resolves(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "twins", 32);
+    sp_pool *p = sp_pool_create(&d);
+    sp_pool *q = sp_pool_create(&d);
+    /* Same desc, same history: same slots, same lives. Only the pool tells them apart. */
+    void *pa[10], *qa[10];
+    sp_handle ph[10], qh[10];
+    for (int i = 0; i < 10; i++) {
+        pa[i] = sp_acquire(p);
+        qa[i] = sp_acquire(q);
+        ph[i] = sp_handle_of(p, pa[i]);
+        qh[i] = sp_handle_of(q, qa[i]);
+    }
+    for (int i = 0; i < 10; i++) {
+        assert_false(sp_handle_eq(ph[i], qh[i]));
+        assert_ptr_equal(sp_resolve(p, ph[i]), pa[i]);
+        assert_ptr_equal(sp_resolve(q, qh[i]), qa[i]);
+        assert_null(sp_resolve(q, ph[i]));
+        assert_null(sp_resolve(p, qh[i]));
+    }
+    sp_pool_destroy(p);
+    sp_pool_destroy(q);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void live_pools_have_distinct_tags(void **state) {
+    (void)state;
+    enum { N = 40 };
+    test_env env;
+    sp_desc d = test_env_desc(&env, "tags", 8);
+    sp_pool *pools[N];
+    for (int i = 0; i < N; i++) pools[i] = sp_pool_create(&d);
+    /* Free some tags and take new ones: still all distinct among the live pools. */
+    for (int i = 0; i < N; i += 3) sp_pool_destroy(pools[i]);
+    for (int i = 0; i < N; i += 3) pools[i] = sp_pool_create(&d);
+    uint64_t tags[N];
+    for (int i = 0; i < N; i++) {
+        sp_handle h = sp_handle_of(pools[i], sp_acquire(pools[i]));
+        tags[i] = TAG_OF(h);
+        for (int j = 0; j < i; j++) assert_true(tags[i] != tags[j]);
+    }
+    for (int i = 0; i < N; i++) sp_pool_destroy(pools[i]);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void is_leased_is_true_only_for_leased_members(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "leased", 32);
+    sp_pool *p = sp_pool_create(&d);
+    sp_pool *q = sp_pool_create(&d);
+    char *a = sp_acquire(p);
+    char *b = sp_acquire(p);
+    void *theirs = sp_acquire(q);
+    int local;
+    assert_true(sp_is_leased(p, a));
+    assert_true(sp_is_leased(p, b));
+    sp_release(p, b);
+    assert_false(sp_is_leased(p, b));
+    assert_false(sp_is_leased(p, a + 1));
+    assert_false(sp_is_leased(p, NULL));
+    assert_false(sp_is_leased(NULL, a));
+    assert_false(sp_is_leased(p, &local));
+    assert_false(sp_is_leased(p, theirs));
+    assert_true(sp_is_leased(q, theirs));
+    sp_pool_destroy(p);
+    sp_pool_destroy(q);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+/* White-box: push a slot's life counter to the end and check that the slot is retired instead
+   of wrapping to a life that an old handle could match. */
+static void exhausted_generation_retires_the_slot(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "retire", 32);
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    sp__debug_set_life(p, a, SP__LIFE_MAX - 1);
+    enum { CYCLES = 8 };
+    sp_handle hs[CYCLES];
+    void *ptrs[CYCLES];
+    void *cur = a;
+    for (int i = 0; i < CYCLES; i++) {
+        assert_non_null(cur);
+        hs[i] = sp_handle_of(p, cur);
+        ptrs[i] = cur;
+        assert_false(sp_handle_is_null(hs[i]));
+        assert_true(LIFE_OF(hs[i]) != 0);
+        assert_true(LIFE_OF(hs[i]) <= (uint64_t)SP__LIFE_MAX);
+        assert_ptr_equal(sp_resolve(p, hs[i]), cur);
+        assert_int_equal(sp_release(p, cur), SP_OK);
+        cur = sp_acquire(p);
+    }
+    /* a serves at most the lives left before exhaustion, then never again. */
+    int uses = 0;
+    while (uses < CYCLES && ptrs[uses] == a) uses++;
+    assert_true(uses >= 1 && uses <= 3);
+    for (int i = uses; i < CYCLES; i++) assert_ptr_not_equal(ptrs[i], a);
+    assert_ptr_not_equal(cur, a);
+    assert_false(sp_is_leased(p, a));
+    /* No handle of any ended life matches anything, and all differ. */
+    for (int i = 0; i < CYCLES; i++) {
+        assert_null(sp_resolve(p, hs[i]));
+        for (int j = 0; j < i; j++) assert_false(sp_handle_eq(hs[i], hs[j]));
+    }
+    sp_handle now = sp_handle_of(p, cur);
+    for (int i = 0; i < CYCLES; i++) assert_false(sp_handle_eq(now, hs[i]));
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_int_equal(s.leased, 1);
+    assert_int_equal(s.acquired, CYCLES + 1);
+    assert_int_equal(s.released, CYCLES);
+    assert_int_equal(s.leased + s.free, s.size);
+    /* The retired slot is not handed out even when everything else is busy. */
+    void *many[20];
+    for (int i = 0; i < 20; i++) {
+        many[i] = sp_acquire(p);
+        assert_ptr_not_equal(many[i], a);
+    }
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(handle_resolves_while_the_life_lasts),
+        cmocka_unit_test(every_life_gets_a_new_handle),
+        cmocka_unit_test(handle_of_anything_but_a_leased_member_is_null),
+        cmocka_unit_test(null_and_forged_handles_resolve_to_null),
+        cmocka_unit_test(handle_from_another_live_pool_never_resolves),
+        cmocka_unit_test(live_pools_have_distinct_tags),
+        cmocka_unit_test(is_leased_is_true_only_for_leased_members),
+        cmocka_unit_test(exhausted_generation_retires_the_slot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
