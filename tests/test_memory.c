@@ -1,0 +1,111 @@
+/* Memory: what a big pool holds per member (at most the aligned item size + 16 bytes at 100k
+   members; SP_DEBUG builds add their documented per-slot debug record on top), that `bytes` does not under-report what the allocator gave out, and that a warm pool
+   never calls the allocator while a churn stays within its size, under every overflow policy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "sp_internal.h" /* SP__DBG_BYTES */
+
+#include <stdlib.h>
+
+static void check_bytes_per_member(size_t item, size_t aligned) {
+    enum { N = 100000 };
+    test_alloc ta = {0};
+    sp_desc d = {.name = "big", .item_size = item, .allocator = test_alloc_make(&ta)};
+    sp_pool *p = sp_pool_create(&d);
+    assert_int_equal(sp_prewarm(p, N), N);
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_int_equal(s.size, N);
+    assert_true(s.bytes >= ta.live_bytes);
+    size_t budget = aligned + 16 + SP__DBG_BYTES;
+    if (s.bytes / N > budget) {
+        print_error("item %zu: %zu bytes for %d members, %zu per member, budget %zu\n", item,
+                    s.bytes, N, s.bytes / N, budget);
+        fail();
+    }
+    /* Leasing them all costs nothing more. */
+    for (int i = 0; i < N; i++) assert_non_null(sp_acquire(p));
+    sp_stats leased;
+    sp_stats_get(p, &leased);
+    assert_int_equal(leased.bytes, s.bytes);
+    assert_int_equal(leased.leased, N);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&ta);
+}
+
+static void bytes_per_member_at_100k_is_at_most_aligned_size_plus_16(void **state) {
+    (void)state;
+    check_bytes_per_member(16, 16);
+    check_bytes_per_member(64, 64);
+    check_bytes_per_member(256, 256);
+}
+
+/* Warm up to `warm` members, then `ops` random operations that never need more than the pool's
+   size: not one allocator call. */
+static void churn(sp_overflow overflow, size_t max, size_t warm, int ops, uint32_t seed) {
+    test_env env;
+    sp_desc d = test_env_desc(&env, "churn", 32);
+    d.overflow = overflow;
+    d.max = max;
+    sp_pool *p = sp_pool_create(&d);
+    void **live = calloc(warm, sizeof *live);
+    assert_non_null(live);
+    for (size_t i = 0; i < warm; i++) live[i] = sp_acquire(p);
+    for (size_t i = 0; i < warm; i++) assert_int_equal(sp_release(p, live[i]), SP_OK);
+    uint64_t allocs = env.alloc.allocs, frees = env.alloc.frees;
+    size_t n = 0;
+    uint32_t rng = seed;
+    for (int op = 0; op < ops; op++) {
+        uint32_t r = test_rand(&rng);
+        if (n == 0 || (n < warm && (r & 1))) {
+            live[n] = sp_acquire(p);
+            assert_non_null(live[n]);
+            n++;
+        } else if ((r & 0xFF) == 0x80 && overflow == SP_OVERFLOW_RECLAIM && n == warm) {
+            /* Saturated: a reclaim, which must not allocate either. */
+            void *r2 = sp_acquire(p);
+            assert_non_null(r2);
+        } else {
+            size_t k = (r >> 8) % n;
+            if ((r & 0x3FF) == 0x3FF) {
+                sp_handle h = sp_handle_of(p, live[k]);
+                assert_ptr_equal(sp_resolve(p, h), live[k]);
+            }
+            /* A reclaim may have ended this member's life: release only what is leased. */
+            if (sp_is_leased(p, live[k])) assert_int_equal(sp_release(p, live[k]), SP_OK);
+            live[k] = live[--n];
+        }
+    }
+    assert_int_equal(env.alloc.allocs, allocs);
+    assert_int_equal(env.alloc.frees, frees);
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_int_equal(s.size, warm);
+    assert_int_equal(s.created, warm);
+    free(live);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void warm_pool_never_calls_the_allocator_during_churn(void **state) {
+    (void)state;
+    churn(SP_OVERFLOW_DROP, 0, 1000, 1000000, 7);
+    /* The other policies take shorter runs: the suite stays fast under ASan. */
+    churn(SP_OVERFLOW_DROP, 1000, 1000, 300000, 8);
+    churn(SP_OVERFLOW_RECLAIM, 700, 700, 300000, 9);
+    churn(SP_OVERFLOW_GROW, 300, 900, 300000, 10); /* warmed past its soft max */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bytes_per_member_at_100k_is_at_most_aligned_size_plus_16),
+        cmocka_unit_test(warm_pool_never_calls_the_allocator_during_churn),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,269 @@
+/* Registry: named pools a scene owns. Adding, refusing duplicates, lookup and spawn by name,
+   finding a member's pool from the pointer alone, releasing through the registry, removal, and
+   destroying every pool with the registry. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void added_pool_is_found_by_name_and_named_after_it(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    assert_non_null(reg);
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    sp_pool *bullets = sp_registry_add(reg, "bullets", &d);
+    assert_non_null(bullets);
+    assert_string_equal(sp_pool_name(bullets), "bullets");
+    assert_ptr_equal(sp_registry_get(reg, "bullets"), bullets);
+    char key[] = "sparks";
+    sp_pool *sparks = sp_registry_add(reg, key, &d);
+    strcpy(key, "XXXXXX"); /* the registry keeps its own copy of the name */
+    assert_ptr_equal(sp_registry_get(reg, "sparks"), sparks);
+    assert_null(sp_registry_get(reg, "XXXXXX"));
+    assert_null(sp_registry_get(reg, "bullet"));
+    assert_null(sp_registry_get(reg, "unknown"));
+    assert_int_equal(sp_registry_count(reg), 2);
+    assert_ptr_equal(sp_registry_pool_at(reg, 0), bullets);
+    assert_ptr_equal(sp_registry_pool_at(reg, 1), sparks);
+    assert_null(sp_registry_pool_at(reg, 2));
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void duplicate_and_empty_names_are_refused(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    sp_pool *first = sp_registry_add(reg, "enemies", &d);
+    assert_non_null(first);
+    sp_acquire(first);
+    size_t blocks = env.alloc.live_blocks;
+    d.initial = 3;
+    assert_null(sp_registry_add(reg, "enemies", &d));
+    assert_int_equal(env.alloc.live_blocks, blocks); /* nothing kept */
+    assert_int_equal(env.hooks.created - env.hooks.disposed, 1);
+    assert_ptr_equal(sp_registry_get(reg, "enemies"), first);
+    EXPECT_STATS(first, .size = 1, .leased = 1, .peak_leased = 1, .created = 1, .acquired = 1);
+    assert_null(sp_registry_add(reg, "", &d));
+    assert_null(sp_registry_add(reg, NULL, &d));
+    assert_int_equal(sp_registry_count(reg), 1);
+    /* An invalid desc is refused too. */
+    sp_desc bad = d;
+    bad.item_size = 0;
+    assert_null(sp_registry_add(reg, "bad", &bad));
+    assert_null(sp_registry_get(reg, "bad"));
+    assert_int_equal(sp_registry_count(reg), 1);
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void spawn_acquires_from_the_named_pool_with_arg(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    sp_pool *p = sp_registry_add(reg, "bullets", &d);
+    int arg = 5;
+    void *b = sp_spawn(reg, "bullets", &arg);
+    assert_non_null(b);
+    assert_ptr_equal(env.hooks.last_arg, &arg);
+    assert_true(sp_is_leased(p, b));
+    EXPECT_STATS(p, .size = 1, .leased = 1, .peak_leased = 1, .created = 1, .acquired = 1);
+    assert_null(sp_spawn(reg, "missiles", &arg));
+    assert_null(sp_spawn(reg, "", NULL));
+    EXPECT_STATS(p, .size = 1, .leased = 1, .peak_leased = 1, .created = 1, .acquired = 1);
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void owner_finds_the_pool_a_member_came_from(void **state) {
+    (void)state;
+    enum { POOLS = 12, EACH = 40 };
+    test_env env[POOLS];
+    sp_registry *reg = sp_registry_create();
+    sp_pool *pools[POOLS];
+    char *items[POOLS][EACH];
+    for (int i = 0; i < POOLS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "pool%d", i);
+        sp_desc d = test_env_desc(&env[i], NULL, (size_t)(8 + 8 * (i % 4)));
+        d.chunk_items = (size_t)(1 + i % 5); /* many chunks, interleaved between pools */
+        d.allocator.alloc = NULL;            /* C library: chunks of all pools mix in memory */
+        d.allocator.free = NULL;
+        pools[i] = sp_registry_add(reg, name, &d);
+        assert_non_null(pools[i]);
+    }
+    for (int k = 0; k < EACH; k++)
+        for (int i = 0; i < POOLS; i++) items[i][k] = sp_acquire(pools[i]);
+    for (int i = 0; i < POOLS; i++)
+        for (int k = 0; k < EACH; k += 3) sp_release(pools[i], items[i][k]);
+    for (int i = 0; i < POOLS; i++) {
+        for (int k = 0; k < EACH; k++) {
+            /* Leased or free, a built member belongs to its pool. */
+            assert_ptr_equal(sp_registry_owner(reg, items[i][k]), pools[i]);
+            assert_null(sp_registry_owner(reg, items[i][k] + 1));
+        }
+    }
+    int local;
+    char *heap = malloc(16);
+    assert_null(sp_registry_owner(reg, &local));
+    assert_null(sp_registry_owner(reg, heap));
+    assert_null(sp_registry_owner(reg, NULL));
+    free(heap);
+    sp_registry_destroy(reg);
+}
+
+static void owner_ignores_slots_that_hold_no_built_member(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 32);
+    d.chunk_items = 8;
+    sp_pool *p = sp_registry_add(reg, "p", &d);
+    char *a = sp_acquire(p);
+    char *b = sp_acquire(p);
+    /* b's successor slot in the chunk is reserved but not built yet (member stride is 32 and
+       members are laid out in order within a chunk, or b - a tells us otherwise). */
+    ptrdiff_t stride = b - a;
+    if (stride == 32 || stride == -32) {
+        char *next = b + stride;
+        if (next != a) assert_null(sp_registry_owner(reg, next));
+    }
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void registry_release_sends_a_member_back_to_its_own_pool(void **state) {
+    (void)state;
+    test_env env, env2;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    sp_desc d2 = test_env_desc(&env2, NULL, 48);
+    sp_pool *bullets = sp_registry_add(reg, "bullets", &d);
+    sp_pool *enemies = sp_registry_add(reg, "enemies", &d2);
+    void *b = sp_spawn(reg, "bullets", NULL);
+    void *e = sp_spawn(reg, "enemies", NULL);
+    assert_int_equal(sp_registry_release(reg, e), SP_OK);
+    EXPECT_STATS(enemies, .size = 1, .free = 1, .peak_leased = 1, .created = 1, .acquired = 1,
+                 .released = 1);
+    EXPECT_STATS(bullets, .size = 1, .leased = 1, .peak_leased = 1, .created = 1, .acquired = 1);
+    assert_int_equal(env2.hooks.released, 1);
+    assert_int_equal(env.hooks.released, 0);
+    /* A second time: the pool's own answer, passed through. */
+    assert_int_equal(sp_registry_release(reg, e), SP_ERR_NOT_LEASED);
+    assert_string_equal(env2.log.last_pool, "enemies");
+    int local;
+    char *heap = malloc(8);
+    assert_int_equal(sp_registry_release(reg, &local), SP_ERR_FOREIGN);
+    assert_int_equal(sp_registry_release(reg, heap), SP_ERR_FOREIGN);
+    assert_int_equal(sp_registry_release(reg, (char *)b + 1), SP_ERR_FOREIGN);
+    free(heap);
+    assert_int_equal(sp_registry_release(reg, b), SP_OK);
+    EXPECT_STATS(bullets, .size = 1, .free = 1, .peak_leased = 1, .created = 1, .acquired = 1,
+                 .released = 1);
+    EXPECT_STATS(enemies, .size = 1, .free = 1, .peak_leased = 1, .created = 1, .acquired = 1,
+                 .released = 1);
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+    EXPECT_NO_LEAK(&env2.alloc);
+}
+
+static void remove_destroys_the_named_pool(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    d.initial = 2;
+    sp_pool *a = sp_registry_add(reg, "a", &d);
+    sp_pool *b = sp_registry_add(reg, "b", &d);
+    sp_registry_add(reg, "c", &d);
+    void *in_b = sp_acquire(b);
+    assert_int_equal(sp_registry_remove(reg, "b"), SP_OK);
+    assert_int_equal(env.hooks.disposed, 2);
+    assert_null(sp_registry_get(reg, "b"));
+    assert_null(sp_registry_owner(reg, in_b));
+    assert_int_equal(sp_registry_count(reg), 2);
+    assert_ptr_equal(sp_registry_pool_at(reg, 0), a);
+    assert_int_equal(sp_registry_remove(reg, "b"), SP_ERR_INVALID);
+    assert_int_equal(sp_registry_remove(reg, "zzz"), SP_ERR_INVALID);
+    /* The name is free again. */
+    assert_non_null(sp_registry_add(reg, "b", &d));
+    assert_int_equal(sp_registry_count(reg), 3);
+    sp_registry_destroy(reg);
+    assert_int_equal(env.hooks.disposed, env.hooks.created);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void registry_destroy_destroys_every_pool_and_logs_leaks_per_pool(void **state) {
+    (void)state;
+    test_env env[5];
+    sp_registry *reg = sp_registry_create();
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "p%d", i);
+        sp_desc d = test_env_desc(&env[i], NULL, 16);
+        d.initial = 3;
+        sp_pool *p = sp_registry_add(reg, name, &d);
+        if (i % 2 == 0) sp_spawn(reg, name, NULL);
+        assert_non_null(p);
+        assert_int_equal(env[i].hooks.created, 3);
+    }
+    sp_registry_destroy(reg);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(env[i].hooks.disposed, 3);
+        EXPECT_NO_LEAK(&env[i].alloc);
+        if (i % 2 == 0) { /* p0, p2 and p4 leaked one each, and say so under their names */
+            assert_true(env[i].log.warnings >= 1);
+            assert_true(test_log_last_has(&env[i].log, "1"));
+            char name[8];
+            snprintf(name, sizeof name, "p%d", i);
+            assert_string_equal(env[i].log.last_pool, name);
+        } else {
+            assert_int_equal(env[i].log.warnings + env[i].log.errors, 0);
+        }
+    }
+    sp_registry_destroy(NULL);
+}
+
+static void null_registry_arguments_are_harmless(void **state) {
+    (void)state;
+    int x;
+    sp_desc d = {.item_size = 8};
+    assert_null(sp_registry_add(NULL, "a", &d));
+    assert_null(sp_registry_get(NULL, "a"));
+    assert_null(sp_spawn(NULL, "a", NULL));
+    assert_null(sp_registry_owner(NULL, &x));
+    assert_int_equal(sp_registry_count(NULL), 0);
+    assert_null(sp_registry_pool_at(NULL, 0));
+    sp_result r = sp_registry_release(NULL, &x);
+    assert_true(r == SP_ERR_FOREIGN || r == SP_ERR_INVALID);
+    sp_registry *reg = sp_registry_create();
+    assert_null(sp_registry_add(reg, "a", NULL));
+    assert_null(sp_registry_get(reg, NULL));
+    sp_registry_destroy(reg);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(added_pool_is_found_by_name_and_named_after_it),
+        cmocka_unit_test(duplicate_and_empty_names_are_refused),
+        cmocka_unit_test(spawn_acquires_from_the_named_pool_with_arg),
+        cmocka_unit_test(owner_finds_the_pool_a_member_came_from),
+        cmocka_unit_test(owner_ignores_slots_that_hold_no_built_member),
+        cmocka_unit_test(registry_release_sends_a_member_back_to_its_own_pool),
+        cmocka_unit_test(remove_destroys_the_named_pool),
+        cmocka_unit_test(registry_destroy_destroys_every_pool_and_logs_leaks_per_pool),
+        cmocka_unit_test(null_registry_arguments_are_harmless),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
