@@ -134,8 +134,9 @@ static void dense_default_log(sp_log_level level, const char *pool_name, const c
                               void *user) {
     (void)user;
     if (level == SP_LOG_INFO) return;
-    fprintf(stderr, "spawnpool: %s: dense pool '%s': %s\n",
-            level == SP_LOG_ERROR ? "error" : "warning", pool_name, message);
+    /* the same line as sp_pool's default logger (src/support.c) */
+    fprintf(stderr, "spawnpool %s: %s%s%s\n", level == SP_LOG_ERROR ? "error" : "warning",
+            pool_name, pool_name[0] ? ": " : "", message);
 }
 
 #if defined(__GNUC__)
