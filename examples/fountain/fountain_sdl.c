@@ -146,10 +146,18 @@ static void fs_draw_fountain(fs_view *v, const fs_sim *sim, int side, int x0) {
 /* Allocator calls in each of the last 120 frames, as bars; an empty box is the point. */
 static void fs_draw_calls_graph(SDL_Renderer *r, const fs_counters *c, fs_rgb accent, int x, int y,
                                 int w, int h) {
-    unsigned top = 8;
-    for (int i = 0; i < 120; i++) top = c->calls_hist[i] > top ? c->calls_hist[i] : top;
+    unsigned top = 8, sum = 0;
+    for (int i = 0; i < 120; i++) {
+        top = c->calls_hist[i] > top ? c->calls_hist[i] : top;
+        sum += c->calls_hist[i];
+    }
     fs_colour(r, (fs_rgb){18, 22, 38}, 255);
     fs_fill(r, x, y, w, h);
+    if (sum == 0) {
+        const char *none = "NONE IN 2 S";
+        fs_text_at(r, (fs_rgb){70, 150, 90}, x + (w - demo_text_width(none, 2)) / 2,
+                   y + (h - 14) / 2, 2, none);
+    }
     fs_colour(r, (fs_rgb){255, 80, 70}, 255);
     for (int i = 0; i < 120; i++) {
         int bh = (int)((double)c->calls_hist[i] / top * (h - 4));
