@@ -85,8 +85,11 @@ static void draw_entity(SDL_Renderer *r, const scene *s, const entity *e)
             gfx_disc(r, e->x, e->y, e->radius * 2.5f, gfx_alpha(c, 0.35f), none);
             gfx_disc(r, e->x, e->y, e->radius, c, c);
         } else {
+            /* Burst sparks: a hot core and a glow that both fade over the spark's life. */
             float k = e->life_max > 0.0f ? e->life / e->life_max : 1.0f;
-            gfx_disc(r, e->x, e->y, e->radius * (1.0f + k), gfx_alpha(c, k), gfx_alpha(c, 0.0f));
+            gfx_disc(r, e->x, e->y, e->radius * (1.5f + 3.0f * k), gfx_alpha(c, 0.45f * k), none);
+            gfx_disc(r, e->x, e->y, e->radius, gfx_alpha((SDL_Color){255, 240, 200, 255}, k),
+                     gfx_alpha(c, k));
         }
         break;
     }
@@ -254,34 +257,45 @@ int main(int argc, char **argv)
         rc = 1;
     }
 
+    /* The counters, read before leaving (leaving frees everything), then what leaving found. */
+    const scene_counters *n = &s.n;
+    printf("frames=%ld\n", frame);
+    for (size_t i = 0; i < sp_registry_count(s.registry); i++) {
+        sp_pool *p = sp_registry_pool_at(s.registry, i);
+        const char *name = sp_pool_name(p);
+        sp_stats st;
+        sp_stats_get(p, &st);
+        printf("%s_built=%llu\n%s_peak=%zu\n%s_dropped=%llu\n%s_reclaimed=%llu\n", name,
+               (unsigned long long)st.created, name, st.peak_leased, name,
+               (unsigned long long)st.dropped, name, (unsigned long long)st.reclaimed);
+    }
+    printf("shots=%llu\n", (unsigned long long)n->shots);
+    printf("kills=%llu\n", (unsigned long long)n->kills);
+    printf("contacts=%llu\n", (unsigned long long)n->contacts);
+    printf("events_queued=%llu\n", (unsigned long long)n->events_queued);
+    printf("events_delivered=%llu\n", (unsigned long long)n->events_delivered);
+    printf("stale_events_dropped=%llu\n", (unsigned long long)n->stale_events_dropped);
+    printf("stale_events_delivered=%llu\n", (unsigned long long)n->stale_events_delivered);
+    printf("stale_pointer_reused=%llu\n", (unsigned long long)n->stale_pointer_reused);
+    printf("events_overflowed=%llu\n", (unsigned long long)n->events_overflowed);
+    printf("targets_acquired=%llu\n", (unsigned long long)n->targets_acquired);
+    printf("targets_expired=%llu\n", (unsigned long long)n->targets_expired);
+    printf("shields_lost=%llu\n", (unsigned long long)n->shields_lost);
+    printf("allocator_calls_after_load=%llu\n", (unsigned long long)n->allocator_calls);
+
     // De-Initialization
     //------------------------------------------------------------------------------------------
-    scene_counters n = s.n; /* read before leaving: leaving frees everything */
     scene_report report;
     scene_leave(&s, &report);
     gfx_close(&target);
 
-    printf("frames=%ld\n", frame);
-    printf("shots=%llu\n", (unsigned long long)n.shots);
-    printf("kills=%llu\n", (unsigned long long)n.kills);
-    printf("contacts=%llu\n", (unsigned long long)n.contacts);
-    printf("events_queued=%llu\n", (unsigned long long)n.events_queued);
-    printf("events_delivered=%llu\n", (unsigned long long)n.events_delivered);
-    printf("stale_events_dropped=%llu\n", (unsigned long long)n.stale_events_dropped);
-    printf("stale_events_delivered=%llu\n", (unsigned long long)n.stale_events_delivered);
-    printf("stale_pointer_reused=%llu\n", (unsigned long long)n.stale_pointer_reused);
-    printf("events_overflowed=%llu\n", (unsigned long long)n.events_overflowed);
-    printf("targets_acquired=%llu\n", (unsigned long long)n.targets_acquired);
-    printf("targets_expired=%llu\n", (unsigned long long)n.targets_expired);
-    printf("shields_lost=%llu\n", (unsigned long long)n.shields_lost);
-    printf("allocator_calls_after_load=%llu\n", (unsigned long long)n.allocator_calls);
-    printf("destroy_errors=%llu\n", (unsigned long long)n.destroy_errors);
-    printf("pool_warnings=%llu\n", (unsigned long long)s.n.pool_warnings);
+    printf("destroy_errors=%llu\n", (unsigned long long)n->destroy_errors);
+    printf("pool_warnings=%llu\n", (unsigned long long)n->pool_warnings);
     printf("entities_left=%zu\n", report.list_left);
     printf("leaked=%zu\n", report.leaked);
 
-    if (n.stale_events_delivered || report.leaked || report.list_left || s.n.destroy_errors ||
-        s.n.pool_warnings)
+    if (n->stale_events_delivered || report.leaked || report.list_left || n->destroy_errors ||
+        n->pool_warnings)
         rc = 1;
     return rc;
 }

@@ -14,17 +14,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BULLETS_MAX 96
-#define ENEMIES_MAX 16
-#define SPARKS_MAX 160
+/* Pool sizes by Little's law, N = spawn rate x lifetime x headroom:
+   bullets: the player fires 3.3/s, each turret a 3-shot burst every 0.55 s, so about 14/s;
+            most hit within 0.8 s (1.4 s at most): 14 x 0.8 x 1.5 = 17, rounded up to 32 for
+            the moments when every shot misses. A refused shot is harmless (DROP).
+   enemies: the wave is held at 10 and a kill respawns at once: 10 x 1.2 = 12.
+   sparks:  10 shields, plus about 4 kills/s x 14 sparks x 0.6 s = 34 and 8 hits/s x 3 x
+            0.6 s = 14: 58. Cosmetic, so sized for the average, not the burst: 64, and RECLAIM
+            recycles the burst spark nearest its end when a burst overflows. */
+#define BULLETS_MAX 32
+#define ENEMIES_MAX 12
+#define SPARKS_MAX 64
 #define WAVE_SIZE 10         /* enemies kept on the field */
 #define EVENTS_MAX 512
 #define ENEMY_HP 2
-#define ENEMY_SPEED 46.0f
+#define ENEMY_SPEED 60.0f
 #define BULLET_SPEED 420.0f
 #define BULLET_LIFE 1.4f
 #define TURRET_PERIOD 0.55f  /* s between bursts */
-#define TURRET_RETARGET 0.5f /* s a turret idles after its target expired */
+#define TURRET_RETARGET 0.3f /* s a turret idles after its target expired */
 #define PLAYER_PERIOD 0.30f
 #define SHIELD_ORBIT 22.0f
 
