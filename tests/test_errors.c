@@ -181,6 +181,38 @@ static void release_of_a_heap_block_returns_foreign_without_reading_it(void **st
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+/* Pointers into the pool's own memory that are not members: the slot records after a chunk's
+   members, and (fixed mode) the pool structure itself. */
+static void release_of_the_pools_own_bookkeeping_returns_foreign(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "errs", 32);
+    d.chunk_items = 4;
+    sp_pool *p = sp_pool_create(&d);
+    char *m[4];
+    for (int i = 0; i < 4; i++) m[i] = sp_acquire(p);
+    char *last = m[0];
+    for (int i = 1; i < 4; i++)
+        if (m[i] > last) last = m[i];
+    expect_foreign(p, &env, last + 32); /* one past the chunk's last member */
+    expect_foreign(p, &env, last + 64);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+
+    static _Alignas(64) unsigned char buf[4096];
+    d = test_env_desc(&env, "errs", 32);
+    size_t size = sp_buffer_size(&d, 8);
+    assert_true(size <= sizeof buf);
+    d.buffer = buf;
+    d.buffer_size = size;
+    p = sp_pool_create(&d);
+    sp_acquire(p);
+    expect_foreign(p, &env, p);
+    expect_foreign(p, &env, buf);
+    expect_foreign(p, &env, buf + size - 1);
+    sp_pool_destroy(p);
+}
+
 static void null_pool_arguments_are_harmless(void **state) {
     (void)state;
     int x = 0;
@@ -239,6 +271,14 @@ static void bad_initial_past_buffer(sp_desc *d, void *b) {
     d->buffer_size = sp_buffer_size(&probe, 4);
     d->initial = 8;
 }
+static void bad_overflow_policy(sp_desc *d, void *b) {
+    (void)b;
+    d->overflow = (sp_overflow)7;
+}
+static void bad_half_allocator(sp_desc *d, void *b) {
+    (void)b;
+    d->allocator.free = NULL;
+}
 static void bad_grow_with_buffer(sp_desc *d, void *b) {
     d->buffer = b;
     d->buffer_size = sizeof case_buffer;
@@ -259,7 +299,10 @@ static void invalid_descriptors_are_refused_with_a_logged_reason_and_no_leak(voi
         {"buffer of 0 bytes", bad_buffer_size_zero},
         {"initial past the buffer", bad_initial_past_buffer},
         {"GROW with a buffer", bad_grow_with_buffer},
+        {"unknown overflow policy", bad_overflow_policy},
+        {"alloc without free", bad_half_allocator},
     };
+    char first_reason[512] = "";
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         test_env env;
         sp_desc d = test_env_desc(&env, "bad", 32);
@@ -273,6 +316,10 @@ static void invalid_descriptors_are_refused_with_a_logged_reason_and_no_leak(voi
         }
         assert_string_equal(env.log.last_pool, "bad");
         assert_int_equal(env.hooks.created, 0);
+        /* A reason, not a generic refusal: item_size 0 and align 3 do not read the same. */
+        assert_true(strlen(env.log.last_message) > 0);
+        if (i == 0) strcpy(first_reason, env.log.last_message);
+        if (i == 1) assert_string_not_equal(env.log.last_message, first_reason);
         EXPECT_NO_LEAK(&env.alloc);
     }
     /* The same desc without the flaw is fine: the cases above fail for their one reason. */
@@ -414,6 +461,7 @@ int main(void) {
         cmocka_unit_test(release_of_an_interior_pointer_returns_foreign),
         cmocka_unit_test(release_of_another_pools_member_returns_foreign),
         cmocka_unit_test(release_of_a_heap_block_returns_foreign_without_reading_it),
+        cmocka_unit_test(release_of_the_pools_own_bookkeeping_returns_foreign),
         cmocka_unit_test(null_pool_arguments_are_harmless),
         cmocka_unit_test(invalid_descriptors_are_refused_with_a_logged_reason_and_no_leak),
         cmocka_unit_test(allocator_failure_during_creation_leaks_nothing),

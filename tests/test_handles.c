@@ -198,6 +198,28 @@ static void is_leased_is_true_only_for_leased_members(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+/* The tag has 12 bits: 4095 pools may be alive at once, the next is refused (logged), and a
+   destroyed pool's tag serves again. */
+static void pool_tags_run_out_at_4095_live_pools(void **state) {
+    (void)state;
+    enum { LIMIT = 4095 };
+    static sp_pool *pools[LIMIT];
+    test_log tl = {0};
+    sp_desc d = {.name = "many", .item_size = 8, .logger = test_log_make(&tl)};
+    size_t n = 0;
+    while (n < LIMIT && (pools[n] = sp_pool_create(&d)) != NULL) n++;
+    assert_int_equal(n, LIMIT);
+    assert_int_equal(tl.errors, 0);
+    assert_null(sp_pool_create(&d));
+    assert_int_equal(tl.errors + tl.warnings, 1);
+    sp_pool_destroy(pools[100]);
+    pools[100] = sp_pool_create(&d);
+    assert_non_null(pools[100]);
+    void *a = sp_acquire(pools[100]);
+    assert_ptr_equal(sp_resolve(pools[100], sp_handle_of(pools[100], a)), a);
+    for (size_t i = 0; i < n; i++) sp_pool_destroy(pools[i]);
+}
+
 /* White-box: push a slot's life counter to the end and check that the slot is retired instead
    of wrapping to a life that an old handle could match. */
 static void exhausted_generation_retires_the_slot(void **state) {
@@ -262,6 +284,7 @@ int main(void) {
         cmocka_unit_test(live_pools_have_distinct_tags),
         cmocka_unit_test(is_leased_is_true_only_for_leased_members),
         cmocka_unit_test(exhausted_generation_retires_the_slot),
+        cmocka_unit_test(pool_tags_run_out_at_4095_live_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

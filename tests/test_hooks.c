@@ -429,6 +429,79 @@ static void on_release_may_acquire_from_its_own_pool(void **state) {
     EXPECT_NO_LEAK(&ta);
 }
 
+/* A spawner acquired from a saturated RECLAIM pool reclaims the oldest member for itself and
+   its on_acquire reclaims the next oldest for its child: never the member being acquired. */
+static void on_acquire_may_reclaim_from_its_own_saturated_pool(void **state) {
+    (void)state;
+    test_alloc ta = {0};
+    spawner_ctx ctx = {0};
+    sp_desc d = {.name = "spawner", .item_size = sizeof(spawner_item), .max = 3,
+                 .overflow = SP_OVERFLOW_RECLAIM, .on_acquire = spawner_acquire, .user = &ctx,
+                 .allocator = test_alloc_make(&ta)};
+    sp_pool *p = ctx.pool = sp_pool_create(&d);
+    spawner_item *x = sp_acquire(p), *y = sp_acquire(p), *z = sp_acquire(p);
+    spawner_item *parent = sp_acquire_with(p, &kind_spawner);
+    assert_ptr_equal(parent, x);
+    assert_ptr_equal(parent->child, y);
+    assert_int_equal(parent->kind, KIND_SPAWNER);
+    assert_int_equal(y->kind, KIND_PLAIN);
+    assert_true(sp__pool_check(p));
+    EXPECT_STATS(p, .size = 3, .leased = 3, .peak_leased = 3, .created = 3, .acquired = 5,
+                 .released = 2, .reclaimed = 2);
+    /* Order: z, then the parent (its acquisition started first), then the child; or the child
+       first if the library appends on completion. Either way all three, once each. */
+    void *first = sp_first(p);
+    assert_ptr_equal(first, z);
+    void *second = sp_next(p, first), *third = sp_next(p, second);
+    assert_true((second == x && third == y) || (second == y && third == x));
+    assert_null(sp_next(p, third));
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&ta);
+}
+
+/* "Except the member it is processing": a hook that releases its own member is refused, and
+   the pool stays consistent. */
+typedef struct selfish_ctx {
+    sp_pool *pool;
+    sp_result in_acquire, in_release;
+} selfish_ctx;
+
+static void selfish_acquire(void *item, const void *arg, void *user) {
+    (void)arg;
+    selfish_ctx *ctx = (selfish_ctx *)user;
+    ctx->in_acquire = sp_release(ctx->pool, item);
+}
+static void selfish_release(void *item, void *user) {
+    selfish_ctx *ctx = (selfish_ctx *)user;
+    ctx->in_release = sp_release(ctx->pool, item);
+}
+
+static void hook_releasing_its_own_member_is_refused(void **state) {
+    (void)state;
+    test_alloc ta = {0};
+    test_log tl = {0};
+    selfish_ctx ctx = {0};
+    sp_desc d = {.name = "selfish", .item_size = 16, .on_acquire = selfish_acquire,
+                 .on_release = selfish_release, .user = &ctx, .allocator = test_alloc_make(&ta),
+                 .logger = test_log_make(&tl)};
+    sp_pool *p = ctx.pool = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    assert_non_null(a);
+    assert_int_not_equal(ctx.in_acquire, SP_OK);
+    assert_true(sp_is_leased(p, a));
+    EXPECT_STATS(p, .size = 1, .leased = 1, .peak_leased = 1, .created = 1, .acquired = 1);
+    assert_int_equal(sp_release(p, a), SP_OK);
+    assert_int_not_equal(ctx.in_release, SP_OK);
+    assert_false(sp_is_leased(p, a));
+    EXPECT_STATS(p, .size = 1, .free = 1, .peak_leased = 1, .created = 1, .acquired = 1,
+                 .released = 1);
+    assert_int_equal(tl.warnings, 2);
+    assert_string_equal(tl.last_pool, "selfish");
+    assert_true(sp__pool_check(p));
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&ta);
+}
+
 /* What the counters say while a member's on_release runs: it is still leased (its life ends
    after the hook, as sp_release's comment says), so stats agree with sp_is_leased, and a member
    acquired from the hook makes two leased at once. */
@@ -535,6 +608,8 @@ int main(void) {
         cmocka_unit_test(reclaim_of_a_parent_releases_its_children),
         cmocka_unit_test(on_acquire_may_acquire_from_its_own_pool),
         cmocka_unit_test(on_release_may_acquire_from_its_own_pool),
+        cmocka_unit_test(on_acquire_may_reclaim_from_its_own_saturated_pool),
+        cmocka_unit_test(hook_releasing_its_own_member_is_refused),
         cmocka_unit_test(member_counts_as_leased_while_its_on_release_runs),
         cmocka_unit_test(hooks_may_use_another_pool),
         cmocka_unit_test(every_hook_gets_the_user_pointer),

@@ -290,7 +290,7 @@ static void members_are_aligned_and_never_overlap(void **state) {
         size_t size, align, expect_align;
     } cases[] = {
         {1, 0, 1}, {12, 0, 4}, {24, 0, 8}, {16, 0, 16}, {48, 0, 16}, {40, 0, 8},
-        {8, 64, 64}, {3, 2, 2}, {100, 32, 32}, {7, 1, 1},
+        {8, 64, 64}, {3, 2, 2}, {100, 32, 32}, {7, 1, 1}, {100, 256, 256}, {24, 4096, 4096},
     };
     enum { N = 300 };
     void *items[N];

@@ -340,6 +340,34 @@ static void lowering_max_on_a_grow_pool_counts_growth_past_it(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+static void prewarm_on_a_grow_pool_stops_at_max(void **state) {
+    (void)state;
+    test_env env;
+    sp_pool *p = make(&env, SP_OVERFLOW_GROW, 3);
+    assert_int_equal(sp_prewarm(p, 10), 3);
+    EXPECT_STATS(p, .size = 3, .free = 3, .created = 3);
+    assert_int_equal(env.log.warnings, 0);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+/* chunk_items defaults to max when max is smaller: a pool capped at 10 big members does not
+   reserve 256 of them. */
+static void a_small_max_reserves_no_more_than_max(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "small", 1000);
+    d.max = 10;
+    sp_pool *p = sp_pool_create(&d);
+    for (int i = 0; i < 10; i++) assert_non_null(sp_acquire(p));
+    assert_true(env.alloc.live_bytes <= 10 * 1000 + 4096);
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_true(s.bytes <= 10 * 1000 + 4096);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(growth_stops_at_max_and_drop_returns_null_silently),
@@ -355,6 +383,8 @@ int main(void) {
         cmocka_unit_test(lowering_max_below_size_disturbs_no_leased_member),
         cmocka_unit_test(lowering_max_on_a_reclaim_pool_reclaims_the_oldest),
         cmocka_unit_test(lowering_max_on_a_grow_pool_counts_growth_past_it),
+        cmocka_unit_test(prewarm_on_a_grow_pool_stops_at_max),
+        cmocka_unit_test(a_small_max_reserves_no_more_than_max),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

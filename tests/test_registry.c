@@ -235,6 +235,95 @@ static void registry_destroy_destroys_every_pool_and_logs_leaks_per_pool(void **
     sp_registry_destroy(NULL);
 }
 
+static void pool_destroyed_directly_leaves_its_registry(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    sp_pool *a = sp_registry_add(reg, "a", &d);
+    sp_pool *b = sp_registry_add(reg, "b", &d);
+    void *in_a = sp_acquire(a);
+    void *in_b = sp_acquire(b);
+    sp_release(a, in_a);
+    sp_pool_destroy(a);
+    assert_null(sp_registry_get(reg, "a"));
+    assert_int_equal(sp_registry_count(reg), 1);
+    assert_ptr_equal(sp_registry_pool_at(reg, 0), b);
+    assert_null(sp_registry_owner(reg, in_a)); /* freed memory: must not be read */
+    assert_int_equal(sp_registry_release(reg, in_a), SP_ERR_FOREIGN);
+    assert_ptr_equal(sp_registry_owner(reg, in_b), b);
+    assert_non_null(sp_registry_add(reg, "a", &d));
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void owner_forgets_chunks_that_trim_returned(void **state) {
+    (void)state;
+    test_env env;
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = test_env_desc(&env, NULL, 32);
+    d.chunk_items = 4;
+    sp_pool *p = sp_registry_add(reg, "p", &d);
+    void *m[12];
+    for (int i = 0; i < 12; i++) m[i] = sp_acquire(p);
+    for (int i = 4; i < 12; i++) sp_release(p, m[i]);
+    assert_int_equal(sp_trim(p, 0), 8);
+    for (int i = 0; i < 4; i++) assert_ptr_equal(sp_registry_owner(reg, m[i]), p);
+    for (int i = 4; i < 12; i++) {
+        assert_null(sp_registry_owner(reg, m[i]));
+        assert_int_equal(sp_registry_release(reg, m[i]), SP_ERR_FOREIGN);
+    }
+    /* New chunks are found again. */
+    for (int i = 4; i < 12; i++) m[i] = sp_acquire(p);
+    for (int i = 0; i < 12; i++) assert_ptr_equal(sp_registry_owner(reg, m[i]), p);
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void fixed_buffer_pools_are_found_by_owner(void **state) {
+    (void)state;
+    static _Alignas(64) unsigned char buf[2][4096];
+    test_env env[2];
+    sp_registry *reg = sp_registry_create();
+    sp_pool *p[2];
+    void *m[2][4];
+    for (int k = 0; k < 2; k++) {
+        sp_desc d = test_env_desc(&env[k], NULL, 24);
+        d.buffer = buf[k];
+        d.buffer_size = sp_buffer_size(&d, 4);
+        p[k] = sp_registry_add(reg, k ? "right" : "left", &d);
+        assert_non_null(p[k]);
+        for (int i = 0; i < 4; i++) m[k][i] = sp_acquire(p[k]);
+    }
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 4; i++) assert_ptr_equal(sp_registry_owner(reg, m[k][i]), p[k]);
+    assert_null(sp_registry_owner(reg, p[0])); /* the pool structure itself is no member */
+    assert_int_equal(sp_registry_release(reg, m[1][2]), SP_OK);
+    assert_false(sp_is_leased(p[1], m[1][2]));
+    sp_registry_destroy(reg);
+    for (int k = 0; k < 2; k++) assert_int_equal(env[k].alloc.allocs, 0);
+}
+
+/* Names are the registry's keys in full: two long names that share a long prefix are two. */
+static void long_names_are_distinct_keys(void **state) {
+    (void)state;
+    char a[120], b[120];
+    memset(a, 'x', sizeof a - 1);
+    a[sizeof a - 1] = '\0';
+    memcpy(b, a, sizeof b);
+    b[sizeof b - 2] = 'y';
+    sp_registry *reg = sp_registry_create();
+    sp_desc d = {.item_size = 8};
+    sp_pool *pa = sp_registry_add(reg, a, &d);
+    sp_pool *pb = sp_registry_add(reg, b, &d);
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_ptr_equal(sp_registry_get(reg, a), pa);
+    assert_ptr_equal(sp_registry_get(reg, b), pb);
+    assert_non_null(sp_pool_name(pa));
+    sp_registry_destroy(reg);
+}
+
 static void null_registry_arguments_are_harmless(void **state) {
     (void)state;
     int x;
@@ -263,6 +352,10 @@ int main(void) {
         cmocka_unit_test(registry_release_sends_a_member_back_to_its_own_pool),
         cmocka_unit_test(remove_destroys_the_named_pool),
         cmocka_unit_test(registry_destroy_destroys_every_pool_and_logs_leaks_per_pool),
+        cmocka_unit_test(pool_destroyed_directly_leaves_its_registry),
+        cmocka_unit_test(owner_forgets_chunks_that_trim_returned),
+        cmocka_unit_test(fixed_buffer_pools_are_found_by_owner),
+        cmocka_unit_test(long_names_are_distinct_keys),
         cmocka_unit_test(null_registry_arguments_are_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,6 +105,12 @@ static void trim_returns_emptied_chunks_to_the_allocator(void **state) {
     EXPECT_STATS(p, .size = 1, .leased = 1, .peak_leased = 16, .created = 16, .disposed = 15,
                  .acquired = 16, .released = 15);
     assert_true(sp_is_leased(p, m[0]));
+    /* Pointers into returned chunks are foreign now, and are never read. */
+    for (int i = 4; i < 16; i++) {
+        assert_false(sp_is_leased(p, m[i]));
+        assert_true(sp_handle_is_null(sp_handle_of(p, m[i])));
+        assert_int_equal(sp_release(p, m[i]), SP_ERR_FOREIGN);
+    }
     /* The pool grows again on demand, building fresh members. */
     uint64_t allocs = env.alloc.allocs;
     for (int i = 1; i < 16; i++) assert_non_null(sp_acquire(p));
