@@ -11,6 +11,7 @@
 #include "testutil.h"
 #include "sp_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define LIFE_OF(h) ((h).id >> 36)
@@ -198,6 +199,41 @@ static void is_leased_is_true_only_for_leased_members(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+static int cmp_addr(const void *x, const void *y) {
+    uintptr_t a = (uintptr_t) * (void *const *)x, b = (uintptr_t) * (void *const *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Every byte address across a chunk, and a stride past either end: only member starts are
+   recognised, whatever the stride (odd, even, power of two). */
+static void only_member_starts_are_recognised_at_every_byte(void **state) {
+    (void)state;
+    static const size_t sizes[] = {1, 3, 5, 7, 12, 24, 40, 64, 100};
+    enum { N = 16 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        test_env env;
+        sp_desc d = test_env_desc(&env, "bytes", sizes[k]);
+        d.chunk_items = N;
+        sp_pool *p = sp_pool_create(&d);
+        char *m[N];
+        for (int i = 0; i < N; i++) m[i] = sp_acquire(p);
+        qsort(m, N, sizeof m[0], cmp_addr);
+        size_t stride = (size_t)(m[1] - m[0]);
+        assert_true(stride >= sizes[k]);
+        for (int i = 2; i < N; i++) assert_int_equal((size_t)(m[i] - m[i - 1]), stride);
+        sp_release(p, m[5]); /* one free member: a start, but not leased */
+        for (size_t off = 0; off < N * stride + stride; off++) {
+            char *q = m[0] + off;
+            int start = off % stride == 0 && off / stride < N && off / stride != 5;
+            assert_int_equal(sp_is_leased(p, q), start);
+            assert_int_equal(!sp_handle_is_null(sp_handle_of(p, q)), start);
+        }
+        for (size_t back = 1; back <= stride; back++) assert_false(sp_is_leased(p, m[0] - back));
+        sp_pool_destroy(p);
+        EXPECT_NO_LEAK(&env.alloc);
+    }
+}
+
 /* The tag has 12 bits: 4095 pools may be alive at once, the next is refused (logged), and a
    destroyed pool's tag serves again. */
 static void pool_tags_run_out_at_4095_live_pools(void **state) {
@@ -285,6 +321,7 @@ int main(void) {
         cmocka_unit_test(is_leased_is_true_only_for_leased_members),
         cmocka_unit_test(exhausted_generation_retires_the_slot),
         cmocka_unit_test(pool_tags_run_out_at_4095_live_pools),
+        cmocka_unit_test(only_member_starts_are_recognised_at_every_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
