@@ -57,6 +57,7 @@ static void fs_usage(FILE *out) {
         "  --headless        render offscreen (no display needed), write --screenshot, print\n"
         "                    the counters as key=value lines\n"
         "  --frames N        frames to render with --headless (default 300, 60 per second)\n"
+        "  --kv              also print the counters as key=value lines (always with --headless)\n"
         "  --screenshot F    PNG of the last frame (headless or window)\n"
         "  --help            this text\n"
         "\n"
@@ -91,6 +92,8 @@ static int fs_parse(int argc, char **argv, fs_options *opt) {
             opt->terminal = true;
         } else if (!strcmp(a, "--headless")) {
             opt->headless = true;
+        } else if (!strcmp(a, "--kv")) {
+            opt->kv = true;
         } else if (!strcmp(a, "--rate")) {
             if (fs_parse_double(a, v, 1, 200000, &opt->sim.rate)) return 2;
             i++;
@@ -424,7 +427,7 @@ static int fs_run_terminal(const fs_options *opt) {
         printf("\x1b[?25h");
     }
     fs_summary_print(stdout, &sim, sim.t);
-    if (!tty) fs_kv_print(stdout, &sim);
+    if (opt->kv) fs_kv_print(stdout, &sim);
     free(t.buf);
     free(t.count);
     free(t.age);

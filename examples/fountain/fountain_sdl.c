@@ -451,7 +451,7 @@ int fs_run_window(const fs_options *opt) {
         SDL_RenderPresent(r);
         SDL_Delay(1); /* vsync paces us; without it this keeps the loop from spinning */
     }
-    fs_finish(&sim, false);
+    fs_finish(&sim, opt->kv);
     fs_batch_free(&v.batch);
     fs_sim_fini(&sim);
     SDL_DestroyRenderer(r);

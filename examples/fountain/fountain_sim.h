@@ -134,6 +134,7 @@ typedef struct fs_options {
     bool headless;          /* --headless: offscreen software rendering, no display needed */
     unsigned frames;        /* --frames (headless; =300) */
     const char *screenshot; /* --screenshot FILE.png (headless, or a window's last frame) */
+    bool kv;                /* --kv: key=value counters after the summary */
 } fs_options;
 
 /* Side-by-side summary table, and the same numbers as key=value lines for scripts. */
