@@ -212,7 +212,9 @@ typedef struct fs_term {
     float *age;          /* sum of age fractions per cell */
 } fs_term;
 
+#if defined(__GNUC__) /* gcc and clang check fs_put's format strings like printf's */
 static void fs_put(fs_term *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
 
 static void fs_put(fs_term *t, const char *fmt, ...) {
     va_list ap;
