@@ -147,10 +147,11 @@ static void scene_draw(SDL_Renderer *r, const scene *s, bool headless)
 {
     gfx_vgradient(r, 0.0f, 0.0f, SCENE_W, SCENE_H, (SDL_Color){16, 18, 28, 255},
                   (SDL_Color){26, 30, 46, 255});
-    for (float gx = 40.0f; gx < SCENE_W; gx += 40.0f)
-        gfx_fill_rect(r, gx, 0.0f, 1.0f, SCENE_H, (SDL_Color){255, 255, 255, 10});
-    for (float gy = 40.0f; gy < SCENE_H; gy += 40.0f)
-        gfx_fill_rect(r, 0.0f, gy, SCENE_W, 1.0f, (SDL_Color){255, 255, 255, 10});
+    const SDL_Color grid = {255, 255, 255, 10};
+    for (int gx = 40; gx < (int)SCENE_W; gx += 40)
+        gfx_fill_rect(r, (float)gx, 0.0f, 1.0f, SCENE_H, grid);
+    for (int gy = 40; gy < (int)SCENE_H; gy += 40)
+        gfx_fill_rect(r, 0.0f, (float)gy, SCENE_W, 1.0f, grid);
     /* Layers by kind, so sparks sit on top of what they burst from. Dormant members are in the
        list too; their `visible` flag keeps them out of the picture. */
     static const entity_kind order[] = {ENTITY_TURRET, ENTITY_ENEMY, ENTITY_PLAYER,
