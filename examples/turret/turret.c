@@ -306,26 +306,32 @@ static void draw_slots(SDL_Renderer *r, const turret *t)
         uint32_t slot = ((const projectile *)it)->slot;
         if (slot < MAX_SLOTS) used[slot] = true;
     }
-    /* The row is centred and its cubes shrink as the pool grows, so 1 to 64 slots all fit. */
-    const float span = SCREEN_W - 120.0f, top = 420.0f;
-    float pitch = fminf(48.0f, span / (float)t->slots);
+    /* The row is centred and its cubes shrink as the pool grows; past 32 slots it wraps into a
+       second row, so 1 to 64 slots all stay readable. */
+    const size_t per_row = t->slots < 32 ? t->slots : 32;
+    const size_t rows = (t->slots + per_row - 1) / per_row;
+    const float span = SCREEN_W - 120.0f;
+    float pitch = fminf(48.0f, span / (float)per_row);
     float size = pitch * 0.72f;
-    float left = (SCREEN_W - pitch * (float)t->slots) * 0.5f;
+    float top = 420.0f - (float)(rows - 1) * pitch;
+    float left = (SCREEN_W - pitch * (float)per_row) * 0.5f;
     char label[64];
     snprintf(label, sizeof label, "pool members (%zu), one cube each", t->slots);
     gfx_text(r, left, top - 42.0f, 2, COLOR_DIM, label);
     if (t->drop_flash > 0.0f) {
         /* Every slot busy and a shot refused: the whole row flashes with the turret. */
         SDL_Color glow = gfx_alpha(COLOR_DROP, t->drop_flash / FLASH_TIME * 0.8f);
-        gfx_fill_rect(r, left - 10.0f, top - size * 0.28f - 10.0f, pitch * (float)t->slots + 14.0f,
-                      size * 1.28f + 20.0f, glow);
+        gfx_fill_rect(r, left - 10.0f, top - size * 0.28f - 10.0f, pitch * (float)per_row + 14.0f,
+                      (float)(rows - 1) * pitch + size * 1.28f + 20.0f, glow);
     }
     for (size_t i = 0; i < t->slots; i++) {
         SDL_Color face = used[i] ? COLOR_USED : COLOR_FREE;
         if (t->cube_flash[i] > 0.0f)
             face = gfx_mix(face, COLOR_RECLAIM, t->cube_flash[i] / (FLASH_TIME * 2.0f));
-        draw_cube(r, left + (float)i * pitch, top, size, face);
+        draw_cube(r, left + (float)(i % per_row) * pitch, top + (float)(i / per_row) * pitch, size,
+                  face);
     }
+    top += (float)(rows - 1) * pitch;
     float ly = top + size + 14.0f;
     gfx_fill_rect(r, left, ly, 12.0f, 12.0f, COLOR_USED);
     gfx_text(r, left + 18.0f, ly, 2, COLOR_DIM, "leased");
