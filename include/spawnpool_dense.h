@@ -41,9 +41,11 @@
              sp_dense_resolve() returns its current address, NULL once it was removed. Same
              conventions as sp_pool's handles (see HANDLES in spawnpool.h): id 0 is null, 64 bits
              = life (28) | tag (12) | slot (24), and a slot whose life counter is exhausted is
-             retired, never reused, so a stale handle never matches by wrap-around. Tags are
-             unique among dense pools alive at the same time (their tag space is separate from
-             sp_pool's: do not resolve an sp_pool handle in a dense pool).
+             retired, never reused, so a stale handle never matches by wrap-around (in fixed
+             mode a retired slot is not replaced: after 2^28 lives of one slot the capacity
+             drops by one). Tags are unique among dense pools alive at the same time (their
+             tag space is separate from sp_pool's: do not resolve an sp_pool handle in a
+             dense pool).
 
     The index table behind handles: every element owns a slot. slot -> (dense index, life);
     dense index -> slot (a back-pointer, so a swap-remove can fix the moved element's slot in

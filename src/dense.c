@@ -796,7 +796,7 @@ int sp__dense_check(const sp_dense *d) {
         if (s >= d->slot_used || d->slots[s].index != i) return 2;
         if (d->slots[s].life == 0 || d->slots[s].life > SP_DENSE_LIFE_MAX) return 3;
     }
-    size_t live = 0, order = 0, freed = 0, retired = 0;
+    size_t live = 0, freed = 0, retired = 0;
     for (size_t s = 0; s < d->slot_used; s++) {
         const sp_dense_slot *e = &d->slots[s];
         if (dense_slot_live(e)) {
@@ -810,6 +810,7 @@ int sp__dense_check(const sp_dense *d) {
     if ((d->links != NULL) != (d->overflow == SP_OVERFLOW_RECLAIM && d->slot_cap > 0)) return 13;
     if (d->links) {
         uint32_t prev = SP_DENSE_NONE;
+        size_t order = 0;
         for (uint32_t s = d->oldest; s != SP_DENSE_NONE; s = d->links[s].next) {
             if (s >= d->slot_used || !dense_slot_live(&d->slots[s])) return 6;
             if (d->links[s].prev != prev || ++order > d->count) return 7;
