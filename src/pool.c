@@ -62,14 +62,11 @@ static uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
    tend to share a chunk, so the chunk of the last hit is tried before the map. */
 static inline uint32_t index_of(const sp_pool *p, const void *item) {
     uint32_t idx = index_in_chunk(p, p->hint_chunk, (uintptr_t)item);
-    return SP__LIKELY(idx != SP__NIL) ? idx : index_mapped(p, (uintptr_t)item);
-}
-
-static inline uint32_t index_of_hinted(sp_pool *p, const void *item) {
-    uint32_t idx = index_in_chunk(p, p->hint_chunk, (uintptr_t)item);
     if (SP__LIKELY(idx != SP__NIL)) return idx;
     idx = index_mapped(p, (uintptr_t)item);
-    if (idx != SP__NIL) p->hint_chunk = idx >> p->chunk_shift;
+    /* The hint is a cache, not state: updating it from a const lookup is harmless (a pool is
+       used by one thread at a time, and pools are never const objects). */
+    if (idx != SP__NIL) ((sp_pool *)(uintptr_t)p)->hint_chunk = idx >> p->chunk_shift;
     return idx;
 }
 
@@ -838,6 +835,13 @@ size_t sp_clear(sp_pool *pool) {
     return n;
 }
 
+sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
+    if (!pool || (uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW))
+        return SP_ERR_INVALID;
+    pool->overflow = overflow;
+    return SP_OK;
+}
+
 sp_result sp_set_max(sp_pool *pool, size_t max) {
     if (!pool) return SP_ERR_INVALID;
     if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
@@ -1045,7 +1049,7 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
 
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
-    uint32_t idx = index_of_hinted(pool, item);
+    uint32_t idx = index_of(pool, item);
     if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
     sp__slot *s = slot_at(pool, idx);
     if (SP__UNLIKELY((s->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED))
@@ -1171,6 +1175,30 @@ void *sp_next(const sp_pool *pool, const void *item) {
     /* A member in its on_release hook is already out of the list: its links are stale. */
     if (sp__state(s) != SP__LEASED || (s->word & SP__BUSY) || s->next == SP__NIL) return NULL;
     return item_at(pool, s->next);
+}
+
+size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
+    if (!pool || !fn) return 0;
+    size_t n = 0;
+    uint32_t idx = pool->lease_head;
+    while (idx != SP__NIL) {
+        sp__slot *s = slot_at(pool, idx);
+        uint32_t word = s->word, next = s->next;
+        uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
+        n++;
+        bool go_on = fn(item_at(pool, idx), user);
+        if (!go_on) break;
+        /* Same life still leased: its link is current (fn may have appended members). Released
+           (or released and handed out again): the saved link holds while that next member is
+           still in the same life; otherwise stop rather than follow a stale link. */
+        if (s->word == word) {
+            next = s->next;
+        } else if (next != SP__NIL && slot_at(pool, next)->word != next_word) {
+            break;
+        }
+        idx = next;
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -1,0 +1,148 @@
+/* sp_each (the lookup-free walk over leased members) and sp_set_overflow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+typedef struct walk {
+    sp_pool *pool;
+    void *seen[64];
+    size_t count;
+    int release_current, release_next_of, acquire_on;
+    size_t stop_after;
+} walk;
+
+static bool visit(void *item, void *user) {
+    walk *w = (walk *)user;
+    w->seen[w->count++] = item;
+    if (w->release_current) assert_int_equal(sp_release(w->pool, item), SP_OK);
+    if (w->acquire_on && (int)w->count == w->acquire_on) assert_non_null(sp_acquire(w->pool));
+    return w->stop_after == 0 || w->count < w->stop_after;
+}
+
+static sp_pool *pool_with(test_env *env, void **items, size_t n) {
+    sp_desc d = test_env_desc(env, "each", 24);
+    d.chunk_items = 3; /* several chunks */
+    sp_pool *p = sp_pool_create(&d);
+    for (size_t i = 0; i < n; i++) items[i] = sp_acquire(p);
+    return p;
+}
+
+static void each_visits_leased_members_oldest_first(void **state) {
+    (void)state;
+    test_env env;
+    void *items[10];
+    sp_pool *p = pool_with(&env, items, 10);
+    sp_release(p, items[4]);
+    walk w = {.pool = p};
+    assert_int_equal(sp_each(p, visit, &w), 9);
+    size_t k = 0;
+    for (size_t i = 0; i < 10; i++)
+        if (i != 4) assert_ptr_equal(w.seen[k++], items[i]);
+    sp_release_all(p);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void each_lets_the_callback_release_its_member(void **state) {
+    (void)state;
+    test_env env;
+    void *items[10];
+    sp_pool *p = pool_with(&env, items, 10);
+    walk w = {.pool = p, .release_current = 1};
+    assert_int_equal(sp_each(p, visit, &w), 10);
+    for (size_t i = 0; i < 10; i++) assert_ptr_equal(w.seen[i], items[i]);
+    EXPECT_STATS(p, .size = 10, .free = 10, .peak_leased = 10, .created = 10, .acquired = 10, .released = 10);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void each_visits_members_acquired_during_the_walk_after_the_rest(void **state) {
+    (void)state;
+    test_env env;
+    void *items[5];
+    sp_pool *p = pool_with(&env, items, 5);
+    walk w = {.pool = p, .acquire_on = 2};
+    assert_int_equal(sp_each(p, visit, &w), 6);
+    assert_ptr_equal(w.seen[4], items[4]);
+    assert_false(w.seen[5] == items[0]); /* the new member, last */
+    sp_release_all(p);
+    sp_pool_destroy(p);
+}
+
+static void each_stops_when_the_callback_says_so(void **state) {
+    (void)state;
+    test_env env;
+    void *items[6];
+    sp_pool *p = pool_with(&env, items, 6);
+    walk w = {.pool = p, .stop_after = 3};
+    assert_int_equal(sp_each(p, visit, &w), 3);
+    assert_int_equal(sp_each(NULL, visit, &w), 0);
+    assert_int_equal(sp_each(p, NULL, &w), 0);
+    sp_release_all(p);
+    sp_pool_destroy(p);
+}
+
+static bool release_next_too(void *item, void *user) {
+    walk *w = (walk *)user;
+    w->seen[w->count++] = item;
+    void *next = sp_next(w->pool, item);
+    sp_release(w->pool, item);
+    if (next) sp_release(w->pool, next);
+    return true;
+}
+
+static void each_stops_instead_of_following_a_released_next_member(void **state) {
+    (void)state;
+    test_env env;
+    void *items[6];
+    sp_pool *p = pool_with(&env, items, 6);
+    walk w = {.pool = p};
+    assert_int_equal(sp_each(p, release_next_too, &w), 1);
+    EXPECT_STATS(p, .size = 6, .leased = 4, .free = 2, .peak_leased = 6, .created = 6, .acquired = 6, .released = 2);
+    sp_release_all(p);
+    sp_pool_destroy(p);
+}
+
+static void set_overflow_switches_policy_on_a_live_pool(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "policy", 16);
+    d.max = 2;
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    sp_acquire(p);
+    assert_null(sp_acquire(p)); /* DROP */
+    assert_int_equal(sp_set_overflow(p, SP_OVERFLOW_RECLAIM), SP_OK);
+    assert_ptr_equal(sp_acquire(p), a); /* the oldest comes back */
+    assert_int_equal(sp_set_overflow(p, SP_OVERFLOW_GROW), SP_OK);
+    assert_non_null(sp_acquire(p));
+    assert_int_equal(sp_set_overflow(p, (sp_overflow)7), SP_ERR_INVALID);
+    assert_int_equal(sp_set_overflow(NULL, SP_OVERFLOW_DROP), SP_ERR_INVALID);
+    EXPECT_STATS(p, .size = 3, .leased = 3, .peak_leased = 3, .created = 3, .acquired = 4, .released = 1,
+                 .reclaimed = 1, .dropped = 1, .grown_past_max = 1);
+    sp_release_all(p);
+    sp_pool_destroy(p);
+
+    static unsigned char buffer[4096];
+    sp_desc fixed = {.name = "fixed", .item_size = 16, .buffer = buffer, .buffer_size = sizeof buffer};
+    sp_pool *f = sp_pool_create(&fixed);
+    assert_int_equal(sp_set_overflow(f, SP_OVERFLOW_GROW), SP_ERR_INVALID); /* cannot grow a buffer */
+    assert_int_equal(sp_set_overflow(f, SP_OVERFLOW_RECLAIM), SP_OK);
+    sp_pool_destroy(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(each_visits_leased_members_oldest_first),
+        cmocka_unit_test(each_lets_the_callback_release_its_member),
+        cmocka_unit_test(each_visits_members_acquired_during_the_walk_after_the_rest),
+        cmocka_unit_test(each_stops_when_the_callback_says_so),
+        cmocka_unit_test(each_stops_instead_of_following_a_released_next_member),
+        cmocka_unit_test(set_overflow_switches_policy_on_a_live_pool),
+    };
+    return cmocka_run_group_tests_name("each", tests, NULL, NULL);
+}
