@@ -321,7 +321,7 @@ static double pt_times_p99(const pt_times *t) {
     double sorted[PT_TIMES];
     memcpy(sorted, t->ms, t->n * sizeof(double));
     qsort(sorted, t->n, sizeof(double), pt_cmp_double);
-    return sorted[(t->n * 99) / 100 < t->n ? (t->n * 99) / 100 : t->n - 1];
+    return sorted[(t->n * 99) / 100];
 }
 
 static double pt_times_avg(const pt_times *t) { return t->n_all ? t->sum_all / (double)t->n_all : 0; }
