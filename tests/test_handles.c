@@ -234,6 +234,39 @@ static void only_member_starts_are_recognised_at_every_byte(void **state) {
     }
 }
 
+/* Same through RECLAIM: the victim's last life ends in the reclaim, so the reclaim hands out
+   another member (a new one is built: the retired one no longer counts against max). */
+static void exhausted_generation_retires_the_slot_on_reclaim(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "retire", 32);
+    d.max = 1;
+    d.overflow = SP_OVERFLOW_RECLAIM;
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    sp__debug_set_life(p, a, SP__LIFE_MAX);
+    sp_handle last = sp_handle_of(p, a);
+    assert_true(LIFE_OF(last) == SP__LIFE_MAX);
+    void *b = sp_acquire(p); /* saturated: reclaims a, whose counter is exhausted */
+    assert_non_null(b);
+    assert_ptr_not_equal(b, a);
+    assert_null(sp_resolve(p, last));
+    assert_false(sp_is_leased(p, a));
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_int_equal(s.size, 1);
+    assert_int_equal(s.leased, 1);
+    assert_int_equal(s.reclaimed, 1);
+    assert_int_equal(s.created, 2);
+    assert_int_equal(s.disposed, 1);
+    assert_int_equal(env.hooks.disposed, 1);
+    /* b reclaims itself from now on; a never comes back. */
+    for (int i = 0; i < 10; i++) assert_ptr_equal(sp_acquire(p), b);
+    assert_true(sp__pool_check(p));
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 /* The tag has 12 bits: 4095 pools may be alive at once, the next is refused (logged), and a
    destroyed pool's tag serves again. */
 static void pool_tags_run_out_at_4095_live_pools(void **state) {
@@ -321,6 +354,7 @@ int main(void) {
         cmocka_unit_test(is_leased_is_true_only_for_leased_members),
         cmocka_unit_test(exhausted_generation_retires_the_slot),
         cmocka_unit_test(pool_tags_run_out_at_4095_live_pools),
+        cmocka_unit_test(exhausted_generation_retires_the_slot_on_reclaim),
         cmocka_unit_test(only_member_starts_are_recognised_at_every_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -502,6 +502,43 @@ static void hook_releasing_its_own_member_is_refused(void **state) {
     EXPECT_NO_LEAK(&ta);
 }
 
+/* create may acquire from its own pool too: the member being built is not handed out. */
+typedef struct builder_ctx {
+    sp_pool *pool;
+    void *spawned;
+    void *building;
+    int depth;
+} builder_ctx;
+
+static void builder_create(void *item, void *user) {
+    builder_ctx *ctx = (builder_ctx *)user;
+    if (ctx->spawned || ctx->depth) return;
+    ctx->depth++;
+    ctx->building = item;
+    ctx->spawned = sp_acquire(ctx->pool);
+    ctx->depth--;
+}
+
+static void create_may_acquire_from_its_own_pool(void **state) {
+    (void)state;
+    test_alloc ta = {0};
+    builder_ctx ctx = {0};
+    sp_desc d = {.name = "builder", .item_size = 24, .chunk_items = 1, .create = builder_create,
+                 .user = &ctx, .allocator = test_alloc_make(&ta)};
+    sp_pool *p = ctx.pool = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    assert_non_null(a);
+    assert_non_null(ctx.spawned);
+    assert_ptr_equal(ctx.building, a);
+    assert_ptr_not_equal(ctx.spawned, a);
+    assert_true(sp_is_leased(p, a));
+    assert_true(sp_is_leased(p, ctx.spawned));
+    assert_true(sp__pool_check(p));
+    EXPECT_STATS(p, .size = 2, .leased = 2, .peak_leased = 2, .created = 2, .acquired = 2);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&ta);
+}
+
 /* What the counters say while a member's on_release runs: it is still leased (its life ends
    after the hook, as sp_release's comment says), so stats agree with sp_is_leased, and a member
    acquired from the hook makes two leased at once. */
@@ -610,6 +647,7 @@ int main(void) {
         cmocka_unit_test(on_release_may_acquire_from_its_own_pool),
         cmocka_unit_test(on_acquire_may_reclaim_from_its_own_saturated_pool),
         cmocka_unit_test(hook_releasing_its_own_member_is_refused),
+        cmocka_unit_test(create_may_acquire_from_its_own_pool),
         cmocka_unit_test(member_counts_as_leased_while_its_on_release_runs),
         cmocka_unit_test(hooks_may_use_another_pool),
         cmocka_unit_test(every_hook_gets_the_user_pointer),

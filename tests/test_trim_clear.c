@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "sp_internal.h" /* sp__debug_set_life, SP__LIFE_MAX */
 
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +294,52 @@ static void handle_taken_before_trim_never_resolves_after(void **state) {
     check_generations_survive(0);
 }
 
+/* Slots at the end of their counter when clear/trim hands their chunk back: a chunk built in the
+   same memory later must not restart them, nor wrap them to a life an old handle holds. */
+static void exhausted_lives_stay_exhausted_across_clear_and_trim(void **state) {
+    (void)state;
+    enum { N = 4 };
+    for (int use_clear = 0; use_clear < 2; use_clear++) {
+        hoard h;
+        memset(&h, 0, sizeof h);
+        sp_desc d = {.name = "gen", .item_size = 40, .chunk_items = N,
+                     .allocator = {hoard_alloc, hoard_free, &h}};
+        sp_pool *p = sp_pool_create(&d);
+        void *m[N];
+        sp_handle old[N];
+        for (int i = 0; i < N; i++) m[i] = sp_acquire(p);
+        sp__debug_set_life(p, m[0], SP__LIFE_MAX);
+        sp__debug_set_life(p, m[1], SP__LIFE_MAX - 1);
+        for (int i = 0; i < N; i++) old[i] = sp_handle_of(p, m[i]);
+        if (use_clear) {
+            sp_clear(p);
+        } else {
+            sp_release_all(p);
+            sp_trim(p, 0);
+        }
+        sp_handle seen[64];
+        int n = 0;
+        for (int round = 0; round < 8; round++) {
+            void *now[N];
+            for (int i = 0; i < N; i++) {
+                now[i] = sp_acquire(p);
+                assert_non_null(now[i]);
+                seen[n++] = sp_handle_of(p, now[i]);
+            }
+            for (int i = 0; i < N; i++) sp_release(p, now[i]);
+        }
+        assert_true(h.reused > 0);
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < N; j++) assert_false(sp_handle_eq(seen[i], old[j]));
+            for (int j = 0; j < i; j++) assert_false(sp_handle_eq(seen[i], seen[j]));
+        }
+        for (int j = 0; j < N; j++) assert_null(sp_resolve(p, old[j]));
+        assert_true(sp__pool_check(p));
+        sp_pool_destroy(p);
+        hoard_fini(&h);
+    }
+}
+
 static void handle_taken_before_clear_never_resolves_in_a_fixed_buffer(void **state) {
     (void)state;
     static _Alignas(64) unsigned char buf[8192];
@@ -329,6 +376,7 @@ int main(void) {
         cmocka_unit_test(handle_taken_before_clear_never_resolves_after),
         cmocka_unit_test(handle_taken_before_trim_never_resolves_after),
         cmocka_unit_test(handle_taken_before_clear_never_resolves_in_a_fixed_buffer),
+        cmocka_unit_test(exhausted_lives_stay_exhausted_across_clear_and_trim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
