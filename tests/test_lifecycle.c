@@ -373,11 +373,23 @@ static void bytes_counts_what_the_pool_holds(void **state) {
     d.chunk_items = 16;
     sp_pool *p = sp_pool_create(&d);
     sp_stats s;
-    for (int i = 0; i < 100; i++) assert_non_null(sp_acquire(p));
+    void *m[100];
+    for (int i = 0; i < 100; i++) assert_non_null(m[i] = sp_acquire(p));
     sp_stats_get(p, &s);
-    /* Every byte the allocator handed out is the pool's; members alone take 6400. */
-    assert_true(s.bytes >= env.alloc.live_bytes);
+    /* Every byte the allocator handed out is the pool's, no more, no less; members alone take
+       6400. The same after trim, clear and regrowth. */
+    assert_int_equal(s.bytes, env.alloc.live_bytes);
     assert_true(s.bytes >= 100 * 64);
+    for (int i = 0; i < 100; i += 2) sp_release(p, m[i]);
+    sp_trim(p, 0);
+    sp_stats_get(p, &s);
+    assert_int_equal(s.bytes, env.alloc.live_bytes);
+    sp_clear(p);
+    sp_stats_get(p, &s);
+    assert_int_equal(s.bytes, env.alloc.live_bytes);
+    for (int i = 0; i < 300; i++) assert_non_null(sp_acquire(p));
+    sp_stats_get(p, &s);
+    assert_int_equal(s.bytes, env.alloc.live_bytes);
     sp_pool_destroy(p);
     EXPECT_NO_LEAK(&env.alloc);
 }
