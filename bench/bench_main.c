@@ -12,8 +12,10 @@
     - every implementation is set up first and warmed with one untimed segment, then the timed
       repeats interleave the implementations (rotating which goes first) so that a noisy
       second on a shared machine lands on all of them, not on one;
-    - each repeat times one segment of many operations with CLOCK_MONOTONIC and reports ns per
-      operation; the CSV carries the median and the minimum over repeats;
+    - each repeat times one segment of operations with CLOCK_MONOTONIC and reports ns per
+      operation; the CSV carries the median and the minimum over repeats. Segments are short
+      (about a millisecond) and many, so that on a busy machine some run undisturbed: the
+      minimum is then the cost of the code, the median that plus the machine's noise;
     - every operation goes through the same indirect call (bench_impl), the floor included;
     - each acquired object is written, as a program would, so untouched memory is not free.
     An "op" is one acquire plus one release (lifo, churn, fifo), one reclaiming acquisition
@@ -36,8 +38,8 @@
    ------------------------------------------------------------------------------------------ */
 
 typedef struct bench_params {
-    size_t ops;           /* operations per timed segment (=2e5; quick 5e4) */
-    size_t repeats;       /* timed segments per implementation (=15; quick 7) */
+    size_t ops;           /* operations per timed segment (=5e4; quick 2e4) */
+    size_t repeats;       /* timed segments per implementation (=31; quick 11) */
     size_t frames;        /* frames of the frame workload (=10000; quick 1000) */
     size_t ns[8], n_count;
     size_t sizes[8], size_count;
@@ -46,7 +48,7 @@ typedef struct bench_params {
 } bench_params;
 
 static bench_params params = {
-    .ops = 200000, .repeats = 15, .frames = 10000,
+    .ops = 50000, .repeats = 31, .frames = 10000,
     .ns = {1000, 100000, 1000000}, .n_count = 3,
     .sizes = {16, 64, 256}, .size_count = 3,
 };
@@ -890,8 +892,8 @@ int main(int argc, char **argv) {
     }
     if (workload == NULL) return usage();
     if (quick) {
-        params.ops = 50000;
-        params.repeats = 7;
+        params.ops = 20000;
+        params.repeats = 11;
         params.frames = 1000;
     }
     size_t impl_count;
