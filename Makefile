@@ -2,13 +2,15 @@
 # otherwise it prints the command), configures with CMake, builds and runs.
 #   make demo   the fountain demo: pooled vs spawn-and-destroy
 #   make test   every test: the cmocka suite (gcc, optimised) and again under ASan+UBSan (clang)
+#               (+ the suite under valgrind, the fuzzer for ~25 s, clang-tidy and cppcheck)
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE     ?= cmake
 DEMO_ARGS ?=
 
-TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev zlib1g-dev
+TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev zlib1g-dev \
+            clang-tidy cppcheck
 DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev zlib1g-dev
 BENCH_PKGS = cmake gcc g++ make pkg-config libboost-dev libglib2.0-dev libmimalloc-dev \
              libjemalloc-dev libgoogle-perftools-dev gnuplot-nox valgrind
@@ -48,15 +50,17 @@ test: deps-test
 	$(CMAKE) -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
 	$(CMAKE) --build $(BUILD)/release -j $(JOBS)
 	cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS)
-	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	JOBS=$(JOBS) tools/valgrind_tests.sh $(BUILD)/release/tests
+	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+	JOBS=$(JOBS) tools/static_analysis.sh $(BUILD)/asan
 
 # The model-based fuzzer (tests/fuzz) for FUZZ_SECONDS in the sanitizer build; new inputs go to
 # $(BUILD)/fuzz-corpus, crashes to $(BUILD)/fuzz-crash-*. `make test` runs it for ~25 s only.
 FUZZ_SECONDS ?= 300
 fuzz: deps-test
-	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS) --target fuzz_pool
 	mkdir -p $(BUILD)/fuzz-corpus
 	./$(BUILD)/asan/tests/fuzz/fuzz_pool -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \

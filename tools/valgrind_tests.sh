@@ -1,0 +1,32 @@
+#!/bin/sh
+# Runs every cmocka test executable (test_*) in DIR under valgrind memcheck and fails on any
+# memory error or any definite/indirect leak. `make test` runs it on the release build.
+#   tools/valgrind_tests.sh DIR
+# The property test is scaled down (SP_PROPERTY_OPS) so the whole run stays around a minute.
+set -u
+dir=${1:?usage: valgrind_tests.sh DIR}
+jobs=${JOBS:-2}
+SP_PROPERTY_OPS=${SP_PROPERTY_OPS:-300000}
+export SP_PROPERTY_OPS
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+find "$dir" -maxdepth 1 -type f -name 'test_*' -perm -u+x | sort | xargs -P "$jobs" -I{} sh -c '
+    name=$(basename "$1")
+    if valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
+            --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+            --track-origins=yes "$1" >"$2/$name.log" 2>&1; then
+        echo "valgrind: $name: 0 errors, 0 leaks"
+    else
+        echo "$name" >>"$2/failed"
+        echo "valgrind: $name FAILED"
+    fi' sh {} "$out"
+
+if [ -f "$out/failed" ]; then
+    for name in $(cat "$out/failed"); do
+        echo "==== $name ===="
+        tail -n 60 "$out/$name.log"
+    done
+    exit 1
+fi
+exit 0
