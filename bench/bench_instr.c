@@ -2,6 +2,7 @@
     bench_instr.c -- spinstr, the fast paths in a loop for valgrind --tool=callgrind.
 
         valgrind --tool=callgrind --instr-atstart=no spinstr pair|handles|resolve|reclaim|floor K
+        valgrind --tool=callgrind --instr-atstart=no --cache-sim=yes spinstr churn|churn_floor K
 
     Setup runs uninstrumented; CALLGRIND_START_INSTRUMENTATION / STOP bracket exactly K
     operations, so callgrind's total divided by K is instructions per operation. Instruction
@@ -55,7 +56,7 @@ static sp_pool *make_pool(sp_overflow policy) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: spinstr pair|handles|resolve|reclaim|floor K\n");
+        fprintf(stderr, "usage: spinstr pair|handles|resolve|reclaim|floor|churn|churn_floor K\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -105,6 +106,42 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         free(nodes);
+    } else if (strcmp(mode, "churn") == 0 || strcmp(mode, "churn_floor") == 0) {
+        /* Random churn at 1M live, for --cache-sim=yes: which cache lines a pair touches. */
+        bool floor = mode[5] == '_';
+        size_t n = (size_t)1 << 20;
+        void **live = calloc(n, sizeof *live);
+        instr_node *nodes = floor ? calloc(n, sizeof *nodes) : NULL;
+        sp_pool *pool = NULL;
+        if (live == NULL || (floor && nodes == NULL)) return 1;
+        if (floor) {
+            for (size_t i = 0; i < n; i++) instr_fl_release(&nodes[i]);
+        } else {
+            pool = sp_pool_create(&(sp_desc){.name = "churn", .item_size = 64, .initial = n,
+                                             .max = n});
+            if (pool == NULL) return 1;
+        }
+        for (size_t i = 0; i < n; i++) live[i] = floor ? instr_fl_acquire() : sp_acquire(pool);
+        uint64_t x = 88172645463325252u;
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t i = 0; i < k; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t j = (size_t)(x & (n - 1));
+            if (floor) {
+                instr_fl_release(live[j]);
+                live[j] = instr_fl_acquire();
+            } else {
+                sp_release(pool, live[j]);
+                live[j] = sp_acquire(pool);
+            }
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        if (pool != NULL) {
+            sp_release_all(pool);
+            sp_pool_destroy(pool);
+        }
+        free(nodes);
+        free(live);
     } else {
         fprintf(stderr, "spinstr: unknown mode %s\n", mode);
         return 2;

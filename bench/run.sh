@@ -57,6 +57,13 @@ if [ "$only" = instr-only ]; then
 fi
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
+# Which library the numbers belong to: the last commit of src/ and include/, and whether the
+# tree had changes on top of it.
+lib="unknown library version"
+if command -v git >/dev/null && git -C "$here/.." rev-parse >/dev/null 2>&1; then
+  lib="library at commit $(git -C "$here/.." log -1 --format=%h -- src include)"
+  git -C "$here/.." diff --quiet HEAD -- src include || lib="$lib plus uncommitted changes"
+fi
 tmp=$results/$stamp.csv.tmp
 echo "workload,n,item_size,impl,metric,value,unit" > "$tmp"
 echo "$stamp, $mode mode" > "$data/run.txt"
@@ -84,5 +91,5 @@ fi
 run_instr "$tmp"
 mv "$tmp" "$results/$stamp.csv"
 cp "$results/$stamp.csv" "$results/latest.csv"
-echo "$stamp, $mode mode, $(( $(date +%s) - start )) s; load average (1, 5, 15 min) at start $load0, at end $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" > "$data/run.txt"
+echo "$stamp, $mode mode, $lib, $(( $(date +%s) - start )) s; load average (1, 5, 15 min) at start $load0, at end $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" > "$data/run.txt"
 report
