@@ -15,9 +15,7 @@
 #define SP__DEFAULT_CHUNK_ITEMS 256u
 #define SP__MAX_ALIGN ((size_t)65536)
 
-static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) {
-    return &p->chunks[idx >> p->chunk_shift].slots[idx & p->chunk_mask];
-}
+static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) { return &p->slots[idx]; }
 
 static inline void *item_at(const sp_pool *p, uint32_t idx) {
     return p->chunks[idx >> p->chunk_shift].items + (size_t)(idx & p->chunk_mask) * p->stride;
@@ -72,9 +70,7 @@ static inline uint32_t index_of(const sp_pool *p, const void *item) {
 
 /* Debug-build bookkeeping around state changes; nothing at all with SP_DEBUG=0. */
 #if SP_DEBUG
-static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) {
-    return sp__dbg_at(&p->chunks[idx >> p->chunk_shift], idx & p->chunk_mask);
-}
+static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) { return &p->dbg[idx]; }
 #  define DBG_FREED(p, idx, item) sp__dbg_freed((p), dbg_at((p), (idx)), (item))
 #  define DBG_LEASING(p, idx, item) sp__dbg_leasing((p), dbg_at((p), (idx)), (item), (idx))
 #  define DBG_POISON(mem, size) sp__dbg_poison((mem), (size))
@@ -135,37 +131,32 @@ static void unbuilt_push(sp_pool *p, uint32_t idx, sp__slot *s) {
    pull the pool from under the hook (destroy, clear, trim) are refused.
    ------------------------------------------------------------------------------------------ */
 
-static void run_create(sp_pool *p, sp__slot *s, void *item) {
-    s->word |= SP__BUSY;
-    p->hook_depth++;
-    p->create(item, p->user);
-    p->hook_depth--;
-    s->word &= ~(uint32_t)SP__BUSY;
+/* The slot array can move while a hook runs (a hook that acquires may grow the pool), so a
+   hook runner takes the slot index and looks the slot up again afterwards; callers must not keep
+   a slot pointer across a hook either. */
+#define SP__RUN_HOOK(p, idx, call)                                                                \
+    do {                                                                                          \
+        (p)->slots[idx].word |= SP__BUSY;                                                         \
+        (p)->hook_depth++;                                                                        \
+        call;                                                                                     \
+        (p)->hook_depth--;                                                                        \
+        (p)->slots[idx].word &= ~(uint32_t)SP__BUSY;                                              \
+    } while (0)
+
+static void run_create(sp_pool *p, uint32_t idx, void *item) {
+    SP__RUN_HOOK(p, idx, p->create(item, p->user));
 }
 
-static SP__NOINLINE void run_on_acquire(sp_pool *p, sp__slot *s, void *item, const void *arg) {
-    s->word |= SP__BUSY;
-    p->hook_depth++;
-    p->on_acquire(item, arg, p->user);
-    p->hook_depth--;
-    s->word &= ~(uint32_t)SP__BUSY;
+static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t idx, void *item, const void *arg) {
+    SP__RUN_HOOK(p, idx, p->on_acquire(item, arg, p->user));
 }
 
-static SP__NOINLINE void run_on_release(sp_pool *p, sp__slot *s, void *item) {
-    s->word |= SP__BUSY;
-    p->hook_depth++;
-    p->on_release(item, p->user);
-    p->hook_depth--;
-    s->word &= ~(uint32_t)SP__BUSY;
+static SP__NOINLINE void run_on_release(sp_pool *p, uint32_t idx, void *item) {
+    SP__RUN_HOOK(p, idx, p->on_release(item, p->user));
 }
 
-static void run_dispose(sp_pool *p, sp__slot *s, void *item) {
-    if (!p->dispose) return;
-    s->word |= SP__BUSY;
-    p->hook_depth++;
-    p->dispose(item, p->user);
-    p->hook_depth--;
-    s->word &= ~(uint32_t)SP__BUSY;
+static void run_dispose(sp_pool *p, uint32_t idx, void *item) {
+    if (p->dispose) SP__RUN_HOOK(p, idx, p->dispose(item, p->user));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -221,42 +212,29 @@ static bool buckets_rebuild(sp_pool *p, uint32_t extra) {
 static void unbuilt_rebuild(sp_pool *p) {
     p->unbuilt_head = SP__NIL;
     for (uint32_t c = p->chunk_count; c-- > 0;) {
-        sp__chunk *ch = &p->chunks[c];
-        for (uint32_t i = ch->count; i-- > 0;)
-            if ((ch->slots[i].word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
-                unbuilt_push(p, (c << p->chunk_shift) | i, &ch->slots[i]);
+        for (uint32_t i = p->chunks[c].count; i-- > 0;) {
+            uint32_t idx = (c << p->chunk_shift) | i;
+            if ((p->slots[idx].word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
+                unbuilt_push(p, idx, &p->slots[idx]);
+        }
     }
 }
 
-/* Lays out a chunk of `count` members at mem: members first (aligned), then the slots. */
-static size_t chunk_slots_offset(const sp_pool *p, uint32_t count) {
-    size_t items = (size_t)count * p->stride;
-    return (items + _Alignof(sp__slot) - 1u) & ~(size_t)(_Alignof(sp__slot) - 1u);
-}
+/* Bytes of one heap chunk: its members, nothing else (the slots live in one flat array). */
+static size_t chunk_mem_size(const sp_pool *p, uint32_t count) { return (size_t)count * p->stride; }
 
-/* Bytes of one heap chunk of `count` members (the allocation starts at its first member). */
-static size_t chunk_mem_size(const sp_pool *p, uint32_t count) {
-    size_t end = chunk_slots_offset(p, count) + (size_t)count * sizeof(sp__slot);
-    return SP__DBG_BYTES ? sp__align8(end) + (size_t)count * SP__DBG_BYTES : end;
-}
-
-static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, sp__slot *slots,
-                       uint32_t count) {
+/* Makes chunk c's slots usable: every slot that is not retired joins the unbuilt list. Slots
+   keep the life they had when the number was last used, so no generation restarts. */
+static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, uint32_t count) {
     sp__chunk *ch = &p->chunks[c];
     ch->items = items;
-    ch->slots = slots;
     ch->count = count;
     ch->built = 0;
-    uint32_t life = ch->life_floor ? ch->life_floor : 1u;
     for (uint32_t i = count; i-- > 0;) {
-        slots[i].word = life << SP__FLAG_BITS | SP__UNBUILT;
-        slots[i].prev = SP__NIL;
-        unbuilt_push(p, (c << p->chunk_shift) | i, &slots[i]);
+        uint32_t idx = (c << p->chunk_shift) | i;
+        if (sp__state(&p->slots[idx]) != SP__RETIRED) unbuilt_push(p, idx, &p->slots[idx]);
     }
     p->reserved += count;
-#if SP_DEBUG
-    memset(sp__dbg_at(ch, 0), 0, (size_t)count * SP__DBG_BYTES);
-#endif
     DBG_POISON(items, (size_t)count * p->stride);
 }
 
@@ -277,12 +255,67 @@ static bool chunk_table_grow(sp_pool *p) {
     return true;
 }
 
+/* Bytes of bookkeeping per slot index: the slot, and its debug record in debug builds. */
+#define SP__SLOT_BYTES (sizeof(sp__slot) + SP__DBG_BYTES)
+
+/* Grows the flat slot array (and the debug records) to at least `need` slots, by a sixteenth at
+   a time, so that the slack stays under a byte a member (copies are amortised: about 16 per
+   slot over a pool's whole growth, on the growth path only). New slots start at life 1. */
+static bool slots_reserve(sp_pool *p, uint32_t need) {
+    if (need <= p->slot_cap) return true;
+    uint64_t cap = (uint64_t)p->slot_cap + p->slot_cap / 16u;
+    if (cap < need) cap = need;
+    if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
+    sp__slot *slots = (sp__slot *)pool_alloc(p, (size_t)cap * sizeof *slots, _Alignof(sp__slot));
+#if SP_DEBUG
+    sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
+    if (slots && !dbg) {
+        pool_free(p, slots, (size_t)cap * sizeof *slots);
+        slots = NULL;
+    }
+#endif
+    if (!slots) {
+        sp__log(p, SP__MSG_NOMEM, "slots");
+        return false;
+    }
+    if (p->slot_cap) memcpy(slots, p->slots, (size_t)p->slot_cap * sizeof *slots);
+    for (uint64_t i = p->slot_cap; i < cap; i++) {
+        slots[i].word = 1u << SP__FLAG_BITS | SP__UNBUILT;
+        slots[i].prev = slots[i].next = SP__NIL;
+    }
+    pool_free(p, p->slots, (size_t)p->slot_cap * sizeof *slots);
+    p->slots = slots;
+#if SP_DEBUG
+    if (p->slot_cap) memcpy(dbg, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
+    memset(dbg + p->slot_cap, 0, (size_t)(cap - p->slot_cap) * sizeof *dbg);
+    pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
+    p->dbg = dbg;
+#endif
+    p->bytes += (size_t)(cap - p->slot_cap) * SP__SLOT_BYTES;
+    p->slot_cap = (uint32_t)cap;
+    return true;
+}
+
+/* Slots of chunk number c that can still hold a member (not retired), among its first n. */
+static uint32_t usable_slots(const sp_pool *p, uint32_t c, uint32_t n) {
+    uint32_t usable = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t idx = (c << p->chunk_shift) | i;
+        usable += idx >= p->slot_cap || sp__state(&p->slots[idx]) != SP__RETIRED;
+    }
+    return usable;
+}
+
 /* Reserves a new chunk (heap mode). Returns false, with the pool unchanged, on failure. */
 static bool chunk_add(sp_pool *p, bool past_max) {
-    /* A freed number whose slots can still count lives is reused; otherwise a new number. */
+    size_t want = p->chunk_items;
+    if (!past_max && p->max && p->max > p->reserved && p->max - p->reserved < want)
+        want = p->max - p->reserved;
+    uint32_t count = (uint32_t)want;
+    /* A freed number is reused (its slots keep their lives), unless all its slots retired. */
     uint32_t c = p->chunk_count;
     for (uint32_t i = 0; i < p->chunk_count; i++) {
-        if (p->chunks[i].count == 0 && p->chunks[i].life_floor <= SP__LIFE_MAX) {
+        if (p->chunks[i].count == 0 && usable_slots(p, i, count) > 0) {
             c = i;
             break;
         }
@@ -291,27 +324,17 @@ static bool chunk_add(sp_pool *p, bool past_max) {
         sp__log(p, SP__MSG_SLOTS_FULL);
         return false;
     }
-    size_t want = p->chunk_items;
-    if (!past_max && p->max && p->max > p->reserved && p->max - p->reserved < want)
-        want = p->max - p->reserved;
-    uint32_t count = (uint32_t)want;
-
     if (c == p->chunk_count && c == p->chunk_cap && !chunk_table_grow(p)) return false;
+    if (!slots_reserve(p, (c << p->chunk_shift) + count)) return false;
 
-    size_t slots_off = chunk_slots_offset(p, count);
     size_t mem_size = chunk_mem_size(p, count);
-    size_t align = p->item_align > 8u ? p->item_align : 8u; /* 8: the debug records */
-    unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, align);
+    unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, p->item_align);
     if (!mem) {
         sp__log(p, SP__MSG_NOMEM, "chunk of members");
         return false;
     }
-    sp__chunk saved = p->chunks[c];
     uint32_t saved_count = p->chunk_count;
-    if (c == p->chunk_count) {
-        p->chunks[c].life_floor = 1u;
-        p->chunk_count++;
-    }
+    if (c == p->chunk_count) p->chunk_count++;
     sp__chunk *ch = &p->chunks[c];
     ch->items = mem;
     ch->count = count;
@@ -322,46 +345,36 @@ static bool chunk_add(sp_pool *p, bool past_max) {
                       : buckets_rebuild(p, 0);
     bool registered = mapped && (!p->registry ||
                                  sp__registry_chunk_added(p->registry, p, (uintptr_t)mem,
-                                                          (uintptr_t)mem + (size_t)count * p->stride) ==
-                                     SP_OK);
+                                                          (uintptr_t)mem + mem_size) == SP_OK);
     if (!registered) {
         ch->count = 0;
         ch->items = NULL;
         if (mapped) buckets_rebuild(p, 0); /* drop the entries again (the map is big enough) */
-        p->chunks[c] = saved;
         p->chunk_count = saved_count;
         pool_free(p, mem, mem_size);
         sp__log(p, SP__MSG_NOMEM, "address map");
         return false;
     }
     p->bytes += mem_size;
-    chunk_init(p, c, mem, (sp__slot *)(void *)(mem + slots_off), count);
+    chunk_init(p, c, mem, count);
     return true;
 }
 
-/* Returns every chunk without a built member to the allocator, remembering in its record the
-   life its slots reached so that the number never restarts a generation. */
+/* Returns every chunk without a built member to the allocator. Its slots stay in the flat array
+   with their lives, so a later chunk under the same number never restarts a generation. */
 static void chunks_release_empty(sp_pool *p) {
     if (p->fixed) return;
     bool any = false;
     for (uint32_t c = 0; c < p->chunk_count; c++) {
         sp__chunk *ch = &p->chunks[c];
         if (ch->count == 0 || ch->built != 0) continue;
-        uint32_t floor = 1u;
-        for (uint32_t i = 0; i < ch->count; i++) {
-            const sp__slot *s = &ch->slots[i];
-            uint32_t next = sp__state(s) == SP__RETIRED ? SP__LIFE_MAX + 1u : sp__life(s);
-            if (next > floor) floor = next;
-        }
         if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)ch->items);
         p->reserved -= ch->count;
         p->bytes -= chunk_mem_size(p, ch->count);
         DBG_UNPOISON(ch->items, (size_t)ch->count * p->stride);
         pool_free(p, ch->items, chunk_mem_size(p, ch->count));
         ch->items = NULL;
-        ch->slots = NULL;
         ch->count = 0;
-        ch->life_floor = floor;
         any = true;
     }
     if (!any) return;
@@ -395,17 +408,18 @@ static uint32_t member_build(sp_pool *p, bool past_max) {
     p->chunks[idx >> p->chunk_shift].built++;
     p->size++;
     p->created++;
-    if (p->create) run_create(p, s, item);
+    if (p->create) run_create(p, idx, item);
     return idx;
 }
 
 /* Destroys a member that is in no list: dispose runs, and the slot becomes unbuilt (or retired
    when its life counter cannot count another life). */
-static void member_dispose(sp_pool *p, uint32_t idx, sp__slot *s, bool ends_life) {
+static void member_dispose(sp_pool *p, uint32_t idx, bool ends_life) {
     void *item = item_at(p, idx);
     DBG_UNPOISON(item, p->item_size);
-    run_dispose(p, s, item);
+    run_dispose(p, idx, item);
     DBG_POISON(item, p->item_size);
+    sp__slot *s = slot_at(p, idx);
     uint32_t life = sp__life(s);
     if (ends_life) {
         if (life == SP__LIFE_MAX) {
@@ -423,11 +437,11 @@ static void member_dispose(sp_pool *p, uint32_t idx, sp__slot *s, bool ends_life
 }
 
 /* A member whose last life has ended: disposed, never used again. */
-static SP__NOINLINE void member_retire(sp_pool *p, uint32_t idx, sp__slot *s) {
+static SP__NOINLINE void member_retire(sp_pool *p, uint32_t idx) {
     void *item = item_at(p, idx);
-    run_dispose(p, s, item); /* it was leased until now: not poisoned */
+    run_dispose(p, idx, item); /* it was leased until now: not poisoned */
     DBG_POISON(item, p->item_size);
-    s->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
+    slot_at(p, idx)->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
     p->chunks[idx >> p->chunk_shift].built--;
     p->size--;
     p->disposed++;
@@ -627,9 +641,18 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
         p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
         p->chunks = (sp__chunk *)(void *)(p + 1);
         memset(p->chunks, 0, sizeof *p->chunks);
-        p->chunks[0].life_floor = 1u;
         p->chunk_count = p->chunk_cap = 1u;
-        chunk_init(p, 0, (unsigned char *)items, (sp__slot *)(void *)(p->chunks + 1), (uint32_t)cap);
+        p->slots = (sp__slot *)(void *)(p->chunks + 1);
+        p->slot_cap = (uint32_t)cap;
+        for (size_t i = 0; i < cap; i++) {
+            p->slots[i].word = 1u << SP__FLAG_BITS | SP__UNBUILT;
+            p->slots[i].prev = p->slots[i].next = SP__NIL;
+        }
+#if SP_DEBUG
+        p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap), 8u);
+        memset(p->dbg, 0, cap * sizeof *p->dbg);
+#endif
+        chunk_init(p, 0, (unsigned char *)items, (uint32_t)cap);
         p->bytes = desc->buffer_size;
     } else {
         sp_allocator a = desc->allocator;
@@ -720,7 +743,7 @@ static size_t dispose_all(sp_pool *p) {
         } else {
             break;
         }
-        member_dispose(p, idx, s, was_leased);
+        member_dispose(p, idx, was_leased);
         n++;
     }
     return n;
@@ -749,6 +772,10 @@ void sp_pool_destroy(sp_pool *pool) {
     if (p->fixed) return;
     for (uint32_t c = 0; c < p->chunk_count; c++)
         if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
+    pool_free(p, p->slots, (size_t)p->slot_cap * sizeof *p->slots);
+#if SP_DEBUG
+    pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
+#endif
     pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
     pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
     sp_allocator a = p->allocator;
@@ -785,8 +812,9 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     for (uint32_t c = p->chunk_count; c-- > 0 && marked < to_dispose;) {
         sp__chunk *ch = &p->chunks[c];
         for (uint32_t i = ch->count; i-- > 0 && marked < to_dispose;) {
-            if ((ch->slots[i].word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
-                ch->slots[i].word |= SP__BUSY;
+            sp__slot *slot = &p->slots[(c << p->chunk_shift) | i];
+            if ((slot->word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
+                slot->word |= SP__BUSY;
                 marked++;
             }
         }
@@ -816,7 +844,7 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         uint32_t next = s->prev;
         s->word &= ~(uint32_t)SP__BUSY;
         s->prev = SP__NIL;
-        member_dispose(p, i, s, false);
+        member_dispose(p, i, false);
         disposed++;
         i = next;
     }
@@ -858,18 +886,25 @@ const char *sp_pool_name(const sp_pool *pool) { return pool ? pool->name : NULL;
 
 /* Ends a leased member's life (it is already out of the lease list and on_release has run):
    it joins the free list, or retires when its counter is exhausted. */
-static inline void life_end_to_free(sp_pool *p, uint32_t idx, sp__slot *s) {
+static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
     /* Next life, now free. The addition carries out of the word exactly when the life counter
        was at its last value: then the slot retires instead. */
+    sp__slot *s = slot_at(p, idx);
     uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
     uint32_t word = s->word + step;
     if (SP__UNLIKELY(word < step)) {
-        member_retire(p, idx, s);
+        member_retire(p, idx);
         return;
     }
     s->word = word;
     free_push(p, idx, s);
     DBG_FREED(p, idx, item_at(p, idx));
+}
+
+/* on_acquire, apart so that the hook-free path makes no call (and saves no registers). */
+static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, const void *arg) {
+    run_on_acquire(p, idx, item, arg);
+    return item;
 }
 
 static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
@@ -882,7 +917,7 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    if (p->on_acquire) run_on_acquire(p, s, item, arg);
+    if (p->on_acquire) return lease_hooked(p, idx, item, arg);
     return item;
 }
 
@@ -891,17 +926,14 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
 static uint32_t reclaim_victim(const sp_pool *p) {
     uint32_t best = SP__NIL;
     double best_priority = 0.0;
-    for (uint32_t i = p->lease_head; i != SP__NIL;) {
-        const sp__slot *s = slot_at(p, i);
-        if (!(s->word & SP__BUSY)) {
-            if (!p->priority) return i;
-            double pr = p->priority(item_at(p, i), p->user);
-            if (best == SP__NIL || pr < best_priority) {
-                best = i;
-                best_priority = pr;
-            }
+    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
+        if (slot_at(p, i)->word & SP__BUSY) continue;
+        if (!p->priority) return i;
+        double pr = p->priority(item_at(p, i), p->user);
+        if (best == SP__NIL || pr < best_priority) {
+            best = i;
+            best_priority = pr;
         }
-        i = s->next;
     }
     return best;
 }
@@ -921,9 +953,10 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     p->leased--;
     p->released++;
     p->reclaimed++;
-    if (p->on_release) run_on_release(p, s, item);
+    if (p->on_release) run_on_release(p, idx, item);
+    s = slot_at(p, idx);
     if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
-        member_retire(p, idx, s);
+        member_retire(p, idx);
         return acquire_slow(p, arg, force);
     }
     s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, free for a moment */
@@ -1047,18 +1080,38 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
     return SP_ERR_NOT_LEASED;
 }
 
+/* Every release that is not the plain case: a member found through the address map (idx
+   SP__NIL on entry), refusals, on_release, and a retirement. */
+static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
+    if (idx == SP__NIL) idx = index_of(pool, item);
+    if (idx == SP__NIL || (slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
+        return release_refused(pool, idx, item);
+    lease_unlink(pool, slot_at(pool, idx));
+    pool->leased--;
+    pool->released++;
+    if (pool->on_release) run_on_release(pool, idx, item);
+    life_end_to_free(pool, idx);
+    return SP_OK;
+}
+
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
-    uint32_t idx = index_of(pool, item);
-    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
+    /* The plain case inline, with no call on its path: a member of the hinted chunk, leased,
+       no on_release hook, not at its last life (the word would carry out). */
+    uint32_t idx = index_in_chunk(pool, pool->hint_chunk, (uintptr_t)item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return release_general(pool, SP__NIL, item);
     sp__slot *s = slot_at(pool, idx);
-    if (SP__UNLIKELY((s->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED))
-        return release_refused(pool, idx, item);
+    uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+    uint32_t word = s->word;
+    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || pool->on_release ||
+                     word + step < step))
+        return release_general(pool, idx, item);
     lease_unlink(pool, s);
     pool->leased--;
     pool->released++;
-    if (pool->on_release) run_on_release(pool, s, item);
-    life_end_to_free(pool, idx, s);
+    s->word = word + step; /* next life, now free */
+    free_push(pool, idx, s);
+    DBG_FREED(pool, idx, item);
     return SP_OK;
 }
 
@@ -1117,14 +1170,10 @@ static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle)
         sp__log(pool, SP__MSG_FOREIGN_HANDLE, (unsigned long long)handle.id);
         return NULL;
     }
-    uint32_t c = idx >> pool->chunk_shift, i = idx & pool->chunk_mask;
-    bool exists = c < pool->chunk_count;
     uint32_t reached = 0; /* the highest life this slot can have handed out */
-    if (exists && i < pool->chunks[c].count) {
-        const sp__slot *s = &pool->chunks[c].slots[i];
+    if (idx < pool->slot_cap) {
+        const sp__slot *s = &pool->slots[idx];
         reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
-    } else if (exists) {
-        reached = pool->chunks[c].life_floor ? pool->chunks[c].life_floor - 1u : 0u;
     }
     if (life == 0 || life > reached) sp__log(pool, SP__MSG_FORGED_HANDLE, (unsigned long long)handle.id);
     return NULL;
@@ -1135,14 +1184,11 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    uint32_t c = idx >> pool->chunk_shift;
-    if (SP__UNLIKELY(tag != pool->tag || c >= pool->chunk_count)) return resolve_refused(pool, handle);
-    const sp__chunk *ch = &pool->chunks[c];
-    uint32_t i = idx & pool->chunk_mask;
-    if (SP__UNLIKELY(i >= ch->count)) return resolve_refused(pool, handle);
-    if ((ch->slots[i].word & ~(uint32_t)SP__BUSY) != (life << SP__FLAG_BITS | SP__LEASED))
+    /* A leased slot always lies in a live chunk, so the word alone decides. */
+    if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap) ||
+        (pool->slots[idx].word & ~(uint32_t)SP__BUSY) != (life << SP__FLAG_BITS | SP__LEASED))
         return resolve_refused(pool, handle);
-    return ch->items + (size_t)i * pool->stride;
+    return item_at(pool, idx);
 }
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {
@@ -1182,17 +1228,17 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
     uint32_t idx = pool->lease_head;
     while (idx != SP__NIL) {
-        sp__slot *s = slot_at(pool, idx);
-        uint32_t word = s->word, next = s->next;
+        uint32_t word = slot_at(pool, idx)->word, next = slot_at(pool, idx)->next;
         uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
         n++;
         bool go_on = fn(item_at(pool, idx), user);
         if (!go_on) break;
         /* Same life still leased: its link is current (fn may have appended members). Released
            (or released and handed out again): the saved link holds while that next member is
-           still in the same life; otherwise stop rather than follow a stale link. */
-        if (s->word == word) {
-            next = s->next;
+           still in the same life; otherwise stop rather than follow a stale link. (Slots are
+           looked up again after fn: acquiring may have moved the slot array.) */
+        if (slot_at(pool, idx)->word == word) {
+            next = slot_at(pool, idx)->next;
         } else if (next != SP__NIL && slot_at(pool, next)->word != next_word) {
             break;
         }
@@ -1324,13 +1370,20 @@ bool sp__pool_check(const sp_pool *p) {
         const sp__chunk *ch = &p->chunks[c];
         uint32_t b = 0;
         for (uint32_t i = 0; i < ch->count; i++) {
-            uint32_t st = sp__state(&ch->slots[i]);
+            uint32_t st = sp__state(&p->slots[(c << p->chunk_shift) | i]);
             if (st == SP__FREE || st == SP__LEASED) b++;
             if (index_of(p, ch->items + (size_t)i * p->stride) != ((c << p->chunk_shift) | i)) return false;
         }
         if (b != ch->built) return false;
         built += b;
         reserved += ch->count;
+        if (ch->count && ((c << p->chunk_shift) + ch->count) > p->slot_cap) return false;
+    }
+    /* Outside live chunks, no slot holds a member. */
+    for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
+        uint32_t c = idx >> p->chunk_shift, st = sp__state(&p->slots[idx]);
+        bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
+        if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
     }
     return leased == p->leased && built == p->size && leased + free_n == p->size &&
            reserved == p->reserved && p->created - p->disposed == p->size;

@@ -63,17 +63,13 @@ typedef struct sp__slot {
 static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }
 static inline uint32_t sp__state(const sp__slot *s) { return s->word & SP__STATE_MASK; }
 
-/* One allocation, starting at its first member: `count` members, then their slots. Slot index
-   = number << chunk_shift | i. A freed chunk keeps its record (items == NULL, count == 0) so
-   that its number remembers the life its slots must start from if the number is used again.
-   32 bytes, so that the hot path indexes the table with a shift. */
+/* One allocation of `count` members. Their slots are p->slots[number << chunk_shift | i]. A freed
+   chunk keeps its record (items NULL, count 0); its slots keep their lives in the flat array, so
+   the number can be used again without restarting a generation. 16 bytes. */
 typedef struct sp__chunk {
     unsigned char *items;
-    sp__slot *slots;
-    uint32_t count;      /* slots in this chunk, 0 when freed */
-    uint32_t built;      /* members built in it */
-    uint32_t life_floor; /* first life of its slots; > SP__LIFE_MAX: the number is used up */
-    uint32_t unused;
+    uint32_t count; /* members this chunk has room for, 0 when freed */
+    uint32_t built; /* members built in it */
 } sp__chunk;
 
 /* Address-block -> chunk map for recognising members in expected O(1): every block of
@@ -95,6 +91,11 @@ struct sp_pool {
     uint32_t stride_rot; /* stride = odd << stride_rot */
     uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
     size_t stride;
+    sp__slot *slots;    /* flat, indexed by slot index; grows with the chunks, never shrinks */
+    uint32_t slot_cap;  /* slot indices below this exist */
+#if SP_DEBUG
+    struct sp__dbg *dbg; /* debug records, parallel to slots */
+#endif
     sp__chunk *chunks;
     sp__bucket *buckets;
     uint32_t bucket_bits; /* 0: no map, the only chunk is number 0 (fixed-buffer mode) */
@@ -189,7 +190,7 @@ void sp__registry_forget(sp_registry *reg, sp_pool *pool);
 bool sp__pool_has_member(const sp_pool *pool, const void *item);
 
 /* ---- debug records (SP_DEBUG >= 1) ------------------------------------------------------
-   One record per slot, in the chunk after the slots (8-aligned): where the member was last
+   One record per slot, in a flat array beside the slots (p->dbg): where the member was last
    acquired and released, and the checksum taken at release where no sanitizer watches. */
 #if SP_DEBUG
 typedef struct sp__dbg {
@@ -206,11 +207,6 @@ typedef struct sp__dbg {
 static inline size_t sp__align8(size_t x) { return (x + 7u) & ~(size_t)7u; }
 
 #if SP_DEBUG
-/* The record of slot i of chunk ch. */
-static inline sp__dbg *sp__dbg_at(const sp__chunk *ch, uint32_t i) {
-    uintptr_t base = (uintptr_t)(ch->slots + ch->count);
-    return (sp__dbg *)(void *)sp__align8(base) + i;
-}
 /* A member becomes free (released or prewarmed): checksum, optional fill, poison. */
 void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item);
 /* A free member is about to be handed out: unpoison, then verify the checksum. */
