@@ -43,9 +43,9 @@
              = life (28) | tag (12) | slot (24), and a slot whose life counter is exhausted is
              retired, never reused, so a stale handle never matches by wrap-around (in fixed
              mode a retired slot is not replaced: after 2^28 lives of one slot the capacity
-             drops by one). Tags are unique among dense pools alive at the same time (their
-             tag space is separate from sp_pool's: do not resolve an sp_pool handle in a
-             dense pool).
+             drops by one). Tags come from the same table as sp_pool's, unique among all pools
+             alive at the same time, dense or not: a handle never resolves in another live
+             pool of either kind.
 
     The index table behind handles: every element owns a slot. slot -> (dense index, life);
     dense index -> slot (a back-pointer, so a swap-remove can fix the moved element's slot in

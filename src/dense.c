@@ -19,13 +19,14 @@
    life) from a forged one (a life never issued). A slot whose life counter reaches
    SP_DENSE_LIFE_MAX is retired instead of wrapping: it leaves the free list for good.
 
-   This file is independent of src/pool.c on purpose: sp_dense shares spawnpool.h's types and
-   conventions, not its implementation, so it has its own tag space and its own logging. */
+   This file is independent of src/pool.c: sp_dense shares spawnpool.h's types and conventions,
+   and src/support.c's tag table (so no handle resolves in another live pool, dense or not), the
+   C library allocator and the default logger. */
 #include "spawnpool_dense.h"
+#include "sp_internal.h" /* pool tags, default allocator and logger, shared with sp_pool */
 
 #include <assert.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,43 +102,8 @@ struct sp_dense {
 };
 
 /* ---------------------------------------------------------------------------------------------
-   Tags: one per live dense pool, so a handle from another dense pool does not resolve. Pools may
-   be created on different threads, hence the atomics. A rotating cursor avoids handing a
-   just-freed tag straight back, which makes a destroyed pool's handles unlikely to match its
-   successor's even before the slot and life checks.
-   ------------------------------------------------------------------------------------------ */
-
-static _Atomic uint64_t dense_tag_bits[SP_DENSE_TAGS / 64];
-static _Atomic uint32_t dense_tag_cursor;
-
-static uint32_t dense_tag_acquire(void) {
-    uint32_t start = atomic_fetch_add(&dense_tag_cursor, 1u);
-    for (uint32_t k = 0; k < SP_DENSE_TAGS; k++) {
-        uint32_t tag = (start + k) % SP_DENSE_TAGS;
-        if (tag == 0) continue; /* tag 0 is never used, like sp_pool's */
-        uint64_t bit = (uint64_t)1 << (tag % 64);
-        uint64_t old = atomic_fetch_or(&dense_tag_bits[tag / 64], bit);
-        if ((old & bit) == 0) return tag;
-    }
-    return 0;
-}
-
-static void dense_tag_release(uint32_t tag) {
-    atomic_fetch_and(&dense_tag_bits[tag / 64], ~((uint64_t)1 << (tag % 64)));
-}
-
-/* ---------------------------------------------------------------------------------------------
    Logging and the default allocator
    ------------------------------------------------------------------------------------------ */
-
-static void dense_default_log(sp_log_level level, const char *pool_name, const char *message,
-                              void *user) {
-    (void)user;
-    if (level == SP_LOG_INFO) return;
-    /* the same line as sp_pool's default logger (src/support.c) */
-    fprintf(stderr, "spawnpool %s: %s%s%s\n", level == SP_LOG_ERROR ? "error" : "warning",
-            pool_name, pool_name[0] ? ": " : "", message);
-}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
@@ -150,24 +116,10 @@ static void dense_log_to(const sp_logger *logger, const char *name, sp_log_level
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     if (logger && logger->log) logger->log(level, name ? name : "", message, logger->user);
-    else dense_default_log(level, name ? name : "", message, NULL);
+    else sp__default_log(level, name ? name : "", message, NULL);
 }
 
 #define dense_log(d, level, ...) dense_log_to(&(d)->logger, (d)->name, level, __VA_ARGS__)
-
-static void *dense_default_alloc(size_t size, size_t align, void *user) {
-    (void)user;
-    if (align <= _Alignof(max_align_t)) return malloc(size ? size : 1);
-    /* aligned_alloc wants a size that is a multiple of the alignment */
-    size_t rounded = (size + align - 1) & ~(align - 1);
-    return aligned_alloc(align, rounded ? rounded : align);
-}
-
-static void dense_default_free(void *ptr, size_t size, void *user) {
-    (void)size;
-    (void)user;
-    free(ptr);
-}
 
 /* ---------------------------------------------------------------------------------------------
    Sizes and layout
@@ -467,17 +419,17 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         }
     }
 
-    uint32_t tag = dense_tag_acquire();
+    uint32_t tag = sp__tag_acquire();
     if (tag == 0) {
-        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "more than %u dense pools alive",
+        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "more than %u pools (sp_pool and sp_dense) alive at once",
                      (unsigned)(SP_DENSE_TAGS - 1));
         return NULL;
     }
 
     sp_allocator allocator = desc->allocator;
     if (!allocator.alloc) {
-        allocator.alloc = dense_default_alloc;
-        allocator.free = dense_default_free;
+        allocator.alloc = sp__default_alloc;
+        allocator.free = sp__default_free;
         allocator.user = NULL;
     }
     size_t self_bytes = sizeof(sp_dense) + sh.name_len + 1;
@@ -488,7 +440,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         d = (sp_dense *)allocator.alloc(self_bytes, _Alignof(sp_dense), allocator.user);
         if (!d) {
             dense_log_to(&desc->logger, name, SP_LOG_ERROR, "out of memory creating the pool");
-            dense_tag_release(tag);
+            sp__tag_release(tag);
             return NULL;
         }
     }
@@ -523,7 +475,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         d->self_bytes = lay.end;
     } else if (desc->initial && !dense_grow(d, desc->initial)) {
         /* dense_grow logged and freed its own blocks; only the header is left */
-        dense_tag_release(tag);
+        sp__tag_release(tag);
         if (d->slots) allocator.free(d->slots, d->slots_bytes, allocator.user);
         allocator.free(d, self_bytes, allocator.user);
         return NULL;
@@ -533,7 +485,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
 
 void sp_dense_destroy(sp_dense *d) {
     if (!d) return;
-    dense_tag_release(d->tag);
+    sp__tag_release(d->tag);
     if (d->fixed) return;
     sp_allocator a = d->allocator;
     if (d->items) a.free(d->items, d->items_bytes, a.user);

@@ -169,6 +169,9 @@ void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...);
 void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...);
 void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap);
 
+/* The logger behind a zeroed sp_logger: warnings and errors to stderr. */
+void sp__default_log(sp_log_level level, const char *pool_name, const char *message, void *user);
+
 /* The C library allocator behind a zeroed sp_allocator. */
 void *sp__default_alloc(size_t size, size_t align, void *user);
 void sp__default_free(void *ptr, size_t size, void *user);

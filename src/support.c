@@ -34,7 +34,7 @@ static const sp__msg_info sp__messages[SP__MSG_COUNT] = {SP__MSG_LIST(SP__MSG_IN
 #undef SP__MSG_INFO
 
 /* The default logger: warnings and errors to stderr, one line each. */
-static void sp__stderr_log(sp_log_level level, const char *pool_name, const char *message,
+void sp__default_log(sp_log_level level, const char *pool_name, const char *message,
                            void *user) {
     (void)user;
     if (level > SP_LOG_WARN) return;
@@ -60,7 +60,7 @@ static void sp__vlog_level(const sp_logger *logger, const char *name, int level,
     if (logger && logger->log)
         logger->log(lv, name ? name : "", line, logger->user);
     else
-        sp__stderr_log(lv, name ? name : "", line, NULL);
+        sp__default_log(lv, name ? name : "", line, NULL);
 }
 
 void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap) {
