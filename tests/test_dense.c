@@ -746,6 +746,30 @@ static void model_fixed_buffer_drop(void **state) {
     model_run(SP_OVERFLOW_DROP, 100, 0, true, 0x5EED0004u);
 }
 
+/* One tag table for both kinds of pool: with a dense pool and an sp_pool alive side by side,
+   the first handle of each has the same slot index and life, and only the tag tells them apart. */
+static void handles_never_cross_between_dense_and_plain_pools(void **state) {
+    (void)state;
+    sp_dense_desc dd = {.name = "dense", .item_size = sizeof(particle)};
+    sp_dense *d = sp_dense_create(&dd);
+    sp_desc pd = {.name = "plain", .item_size = sizeof(particle)};
+    sp_pool *p = sp_pool_create(&pd);
+    particle init = {0};
+    sp_handle dense_h = sp_dense_add_handle(d, &init);
+    void *member = sp_acquire(p);
+    sp_handle pool_h = sp_handle_of(p, member);
+    assert_false(sp_handle_is_null(dense_h));
+    assert_false(sp_handle_is_null(pool_h));
+    assert_true((dense_h.id >> 24 & 0xFFF) != (pool_h.id >> 24 & 0xFFF));
+    assert_null(sp_resolve(p, dense_h));
+    assert_null(sp_dense_resolve(d, pool_h));
+    assert_ptr_equal(sp_resolve(p, pool_h), member);
+    assert_non_null(sp_dense_resolve(d, dense_h));
+    sp_release(p, member);
+    sp_pool_destroy(p);
+    sp_dense_destroy(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(swap_remove_keeps_the_array_packed),
@@ -767,6 +791,7 @@ int main(void) {
         cmocka_unit_test(model_reclaim_growing_by_doubling),
         cmocka_unit_test(model_fixed_buffer_reclaim),
         cmocka_unit_test(model_fixed_buffer_drop),
+        cmocka_unit_test(handles_never_cross_between_dense_and_plain_pools),
     };
     return cmocka_run_group_tests_name("dense", tests, NULL, NULL);
 }
