@@ -127,14 +127,16 @@ typedef struct fz_member {
     sp_handle handle; /* of the current life when leased */
     uint64_t serial;  /* what the test wrote into the member in its last life (0: nothing) */
     unsigned prio;    /* what the priority hook reports */
+    sp_handle partner; /* re-entrant pools: on_release releases this member of the same pool */
 } fz_member;
 
-enum { EV_CREATE = 1, EV_ACQUIRE, EV_RELEASE, EV_DISPOSE };
+enum { EV_CREATE = 1, EV_ACQUIRE, EV_RELEASE, EV_DISPOSE, EV_NESTED_RELEASE };
 
 typedef struct fz_event {
     int kind;
     void *ptr;
     const void *arg;
+    sp_result result; /* EV_NESTED_RELEASE: what the hook's sp_release returned */
 } fz_event;
 
 enum { HK_CREATE = 1, HK_ACQUIRE = 2, HK_RELEASE = 4, HK_DISPOSE = 8 };
@@ -145,6 +147,7 @@ typedef struct fz_pool {
     sp_overflow policy;
     unsigned hooks; /* HK_ bits */
     int has_priority;
+    int reenter;    /* on_release releases the member's partner (a parent taking its child) */
     int fixed;
     size_t item_size;
     size_t limit;     /* effective cap for growth (0: unbounded) */
@@ -235,6 +238,7 @@ static void fz_record(fz_pool *p, int kind, void *item, const void *arg) {
     p->ev[p->ev_n].kind = kind;
     p->ev[p->ev_n].ptr = item;
     p->ev[p->ev_n].arg = arg;
+    p->ev[p->ev_n].result = SP_OK;
     p->ev_n++;
 }
 
@@ -250,7 +254,22 @@ static void fz_hook_acquire(void *item, const void *arg, void *user) {
     fz_record((fz_pool *)user, EV_ACQUIRE, item, arg);
 }
 
-static void fz_hook_release(void *item, void *user) { fz_record((fz_pool *)user, EV_RELEASE, item, NULL); }
+/* In a re-entrant pool a member may hold the handle of a partner in the same pool, as a parent
+   holds its child's: releasing the parent releases the partner too, from inside on_release,
+   if that handle still resolves (the contract allows releasing any member but the one the hook
+   is processing). */
+static void fz_hook_release(void *item, void *user) {
+    fz_pool *p = (fz_pool *)user;
+    fz_record(p, EV_RELEASE, item, NULL);
+    if (!p->reenter) return;
+    const fz_member *mb = fz_find(p, item);
+    if (!mb || sp_handle_is_null(mb->partner)) return;
+    void *partner = sp_resolve(p->pool, mb->partner);
+    if (!partner) return;
+    sp_result r = sp_release(p->pool, partner);
+    fz_record(p, EV_NESTED_RELEASE, partner, NULL);
+    p->ev[p->ev_n - 1].result = r;
+}
 
 /* With a create hook a member's bytes are known at all times: the fill, with the last serial
    written over the first bytes. */
@@ -292,7 +311,7 @@ static void fz_logger(sp_log_level level, const char *pool_name, const char *mes
 /* Takes the next recorded hook call, which must be `kind` on `ptr` (NULL: any pointer), when
    that hook is installed. Returns the pointer it was called with. */
 static void *fz_take(fz_pool *p, size_t *pos, int kind, const void *ptr, const char *what) {
-    static const unsigned bit[] = {0, HK_CREATE, HK_ACQUIRE, HK_RELEASE, HK_DISPOSE};
+    static const unsigned bit[] = {0, HK_CREATE, HK_ACQUIRE, HK_RELEASE, HK_DISPOSE, HK_RELEASE};
     if (!(p->hooks & bit[kind])) return NULL;
     FZ_CHECK(*pos < p->ev_n, what);
     FZ_CHECK(p->ev[*pos].kind == kind, what);
@@ -303,6 +322,34 @@ static void *fz_take(fz_pool *p, size_t *pos, int kind, const void *ptr, const c
 static void fz_events_done(fz_pool *p, size_t pos) {
     FZ_CHECK(pos == p->ev_n, "unexpected extra hook calls");
     p->ev_n = 0;
+}
+
+static fz_member *fz_find_life(fz_pool *p, sp_handle h) {
+    if (sp_handle_is_null(h)) return NULL;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->m[i].leased && sp_handle_eq(p->m[i].handle, h)) return &p->m[i];
+    return NULL;
+}
+
+/* The release of mb as the hooks show it: on_release on mb, inside it the release of its partner
+   (recursively, the links form no cycle) when the partner's life is still the linked one; then
+   mb's life ends. Returns the number of lives ended. */
+static size_t fz_release_chain(fz_pool *p, size_t *pos, fz_member *mb, const char *what) {
+    size_t ended = 1;
+    fz_take(p, pos, EV_RELEASE, mb->ptr, what);
+    if (p->reenter && (p->hooks & HK_RELEASE)) {
+        fz_member *x = fz_find_life(p, mb->partner);
+        if (x) {
+            ended += fz_release_chain(p, pos, x, "nested release: on_release of the partner");
+            FZ_CHECK(*pos < p->ev_n && p->ev[*pos].kind == EV_NESTED_RELEASE && p->ev[*pos].ptr == x->ptr,
+                     "a hook's release of its partner did not happen as the model expects");
+            FZ_CHECK(p->ev[*pos].result == SP_OK, "a release from inside on_release was refused");
+            (*pos)++;
+        }
+    }
+    fz_life_ends(p, mb);
+    p->expect.released++;
+    return ended;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -472,6 +519,7 @@ static void fz_slot_create(int slot, fz_input *in) {
     static const size_t aligns[4] = {0, 1, 8, 16};
     size_t align = aligns[(b1 >> 3) & 3];
     size_t chunk = (b1 >> 5) & 3; /* 0: the library's default */
+    p->reenter = (int)((b1 >> 7) & 1u);
     size_t max = (b2 & 15) % 11;  /* 0: unbounded */
     size_t initial = (b2 >> 4) & 3;
     snprintf(p->name, sizeof p->name, "p%d_%d", slot, ++fz_incarnation % 1000);
@@ -602,6 +650,7 @@ static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
         fz_check_contents(p, mb, "a recycled member lost its contents");
     }
     mb->leased = 1;
+    mb->partner = sp_handle_null();
     mb->seq = ++p->next_seq;
     mb->prio = prio;
     mb->handle = sp_handle_of(p->pool, mb->ptr);
@@ -685,12 +734,10 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
     if (reclaim) {
         FZ_CHECK(r == victim->ptr, "reclaim took the wrong member");
         FZ_CHECK(p->alloc.calls == calls_before, "reclaim called the allocator");
-        fz_take(p, &pos, EV_RELEASE, r, "reclaim: on_release must run on the victim first");
+        fz_release_chain(p, &pos, victim, "reclaim: on_release must run on the victim first");
         fz_take(p, &pos, EV_ACQUIRE, r, "reclaim: then on_acquire on the same member");
         if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
         fz_events_done(p, pos);
-        fz_life_ends(p, victim);
-        p->expect.released++;
         p->expect.reclaimed++;
         p->expect.acquired++;
         /* still leased all along: the contents are the caller's */
@@ -727,10 +774,8 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
 static void fz_release_ok(fz_pool *p, fz_member *mb, sp_result r) {
     FZ_CHECK(r == SP_OK, "release of a leased member failed");
     size_t pos = 0;
-    fz_take(p, &pos, EV_RELEASE, mb->ptr, "release: on_release must run once");
+    fz_release_chain(p, &pos, mb, "release: on_release must run once");
     fz_events_done(p, pos);
-    fz_life_ends(p, mb);
-    p->expect.released++;
 }
 
 /* A misuse: the expected result, nothing changed, one log line naming the pool. */
@@ -812,17 +857,17 @@ static void fz_op_release(fz_pool *p, fz_input *in) {
 static void fz_op_release_all(fz_pool *p) {
     size_t leased = fz_leased_count(p);
     size_t got = sp_release_all(p->pool);
-    FZ_CHECK(got == leased, "sp_release_all returned the wrong count");
-    size_t pos = 0;
-    for (size_t k = 0; k < leased; k++) {
+    size_t pos = 0, top = 0;
+    while (fz_leased_count(p) > 0) {
         fz_member *oldest = NULL;
         for (size_t i = 0; i < p->n; i++)
             if (p->m[i].leased && (!oldest || p->m[i].seq < oldest->seq)) oldest = &p->m[i];
-        fz_take(p, &pos, EV_RELEASE, oldest->ptr, "release_all: on_release oldest first");
-        fz_life_ends(p, oldest);
-        p->expect.released++;
+        fz_release_chain(p, &pos, oldest, "release_all: on_release oldest first");
+        top++;
     }
     fz_events_done(p, pos);
+    /* Partners released by a hook meanwhile may or may not count as released by the call. */
+    FZ_CHECK(got == leased || got == top, "sp_release_all returned the wrong count");
 }
 
 static void fz_op_prewarm(fz_pool *p, size_t n) {
@@ -975,7 +1020,22 @@ static void fz_op_iterate_release(fz_pool *p, unsigned bits) {
         fz_member *mb = fz_find(p, it);
         FZ_CHECK(mb != NULL && mb->leased, "iteration visited a member that is not leased");
         fz_release_ok(p, mb, sp_release(p->pool, it));
+        /* a hook may have released nx meanwhile: then the walk stops here */
+        const fz_member *next = nx ? fz_find(p, nx) : NULL;
+        if (next && !next->leased) break;
     }
+}
+
+/* a takes b as its partner (b's current life), unless that would close a cycle. */
+static void fz_op_link(fz_pool *p, unsigned ba, unsigned bb) {
+    fz_member *a = fz_pick_member(p, ba, 1), *b = fz_pick_member(p, bb, 1);
+    if (!a || !b || a == b) return;
+    const fz_member *y = b;
+    for (int k = 0; k <= FZ_MEMBERS && y; k++) {
+        if (y == a) return;
+        y = fz_find_life(p, y->partner);
+    }
+    a->partner = b->handle;
 }
 
 static void fz_op_registry(fz_input *in) {
@@ -1059,8 +1119,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             p = &fz_pools[slot];
             break;
         }
-        case 18:
-            if (fz_byte(&in) & 1) {
+        case 18: {
+            unsigned sub = fz_byte(&in) % 3;
+            if (sub == 2) {
+                fz_op_name = "link partners";
+                unsigned ba = fz_byte(&in);
+                fz_op_link(p, ba, fz_byte(&in));
+            } else if (sub == 1) {
                 fz_op_name = "arm allocator failure";
                 if (!p->fixed) p->alloc.fail_armed = 1;
             } else {
@@ -1071,6 +1136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (mb) mb->prio = fz_byte(&in) % 4;
             }
             break;
+        }
         default:
             fz_op_name = "registry";
             fz_op_registry(&in);

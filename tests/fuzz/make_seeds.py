@@ -3,7 +3,8 @@
 
 Each seed is a valid program for the fuzzer's decoder: a pool count, three configuration bytes per
 pool, then operations. The seeds walk every overflow policy in heap and fixed-buffer mode, with no
-hooks, all hooks and a priority hook, followed by a deterministic pseudo-random operation mix, so
+hooks, all hooks and a priority hook, some with re-entrant release hooks (partner links), followed
+by a deterministic pseudo-random operation mix, so
 libFuzzer starts from inputs that already reach saturation, reclaim, trim and stale handles.
 Run it again only when the decoder changes:  python3 tests/fuzz/make_seeds.py
 """
@@ -14,9 +15,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus")
 
 
-def config(policy, hooks, priority, fixed, size_idx, max_items, initial, chunk):
+def config(policy, hooks, priority, fixed, size_idx, max_items, initial, chunk, reenter=0):
     b0 = policy | (hooks << 2) | (priority << 6) | (fixed << 7)
-    b1 = size_idx | (chunk << 5)
+    b1 = size_idx | (chunk << 5) | (reenter << 7)
     b2 = max_items | (initial << 4)
     return bytes([b0, b1, b2])
 
@@ -34,13 +35,16 @@ def main():
                     continue
                 pools = rng.randint(1, 4)
                 data = bytearray([pools - 1])
+                reenter = 1 if hooks in (15, 5) and rng.randrange(2) else 0
                 data += config(policy, hooks, priority, fixed, rng.randrange(8), rng.randint(1, 6),
-                               rng.randrange(3), rng.randrange(4))
+                               rng.randrange(3), rng.randrange(4), reenter)
                 for _ in range(pools - 1):
                     data += bytes(rng.randrange(256) for _ in range(3))
-                # Acquire-heavy first (to saturate), then a free mix.
+                # Acquire-heavy first (to saturate), a few partner links, then a free mix.
                 for _ in range(rng.randint(6, 14)):
                     data += bytes([rng.randrange(8), 0, rng.randrange(4)])
+                for _ in range(rng.randint(0, 3)):
+                    data += bytes([18, 0, 2, rng.randrange(256), rng.randrange(256)])
                 data += bytes(rng.randrange(256) for _ in range(rng.randint(40, 300)))
                 n += 1
                 with open(os.path.join(OUT, "seed-%02d-p%d-f%d-h%d" % (n, policy, fixed, hooks)), "wb") as f:
