@@ -59,8 +59,8 @@ fi
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 # Which library the numbers belong to: the last commit of src/ and include/, and whether the
 # tree had changes on top of it.
-lib="unknown library version"
-if command -v git >/dev/null && git -C "$here/.." rev-parse >/dev/null 2>&1; then
+lib=${BENCH_LIBRARY:-unknown library version} # set it when running from an exported tree
+if [ -z "${BENCH_LIBRARY:-}" ] && command -v git >/dev/null && git -C "$here/.." rev-parse >/dev/null 2>&1; then
   lib="library at commit $(git -C "$here/.." log -1 --format=%h -- src include)"
   git -C "$here/.." diff --quiet HEAD -- src include || lib="$lib plus uncommitted changes"
 fi
