@@ -300,8 +300,9 @@ SP_API void *sp_acquire_with(sp_pool *pool, const void *arg);
    @return NULL only on allocator failure (or a NULL pool). */
 SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
 
-/* Returns a member to its pool: on_release runs, the member's life ends (its handles stop
-   resolving) and it becomes free. NULL is a no-op returning SP_OK.
+/* Returns a member to its pool: on_release runs (the member still counts as leased while it
+   does), then the member's life ends (its handles stop resolving) and it becomes free. NULL is a
+   no-op returning SP_OK.
    @return SP_ERR_NOT_LEASED for a member that is not leased (double release), SP_ERR_FOREIGN
            for a pointer that is not the start of one of this pool's members; both change
            nothing and log a warning naming the pool. O(1); never reads outside the pool. */

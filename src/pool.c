@@ -950,10 +950,10 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     sp__slot *s = slot_at(p, idx);
     void *item = item_at(p, idx);
     lease_unlink(p, s);
+    if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
     p->leased--;
     p->released++;
     p->reclaimed++;
-    if (p->on_release) run_on_release(p, idx, item);
     s = slot_at(p, idx);
     if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
         member_retire(p, idx);
@@ -1087,9 +1087,11 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
     if (idx == SP__NIL || (slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
         return release_refused(pool, idx, item);
     lease_unlink(pool, slot_at(pool, idx));
+    /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
+       agree); its life ends after the hook. */
+    if (pool->on_release) run_on_release(pool, idx, item);
     pool->leased--;
     pool->released++;
-    if (pool->on_release) run_on_release(pool, idx, item);
     life_end_to_free(pool, idx);
     return SP_OK;
 }
