@@ -386,7 +386,7 @@ static void fz_check_stats(fz_pool *p) {
         FZ_CHECK(p->alloc.calls == 0, "a fixed-buffer pool called the allocator");
         FZ_CHECK(s.bytes <= p->buffer_size, "a fixed-buffer pool reports more bytes than its buffer");
     } else {
-        FZ_CHECK(s.bytes <= p->alloc.live_bytes, "stats.bytes exceeds what the allocator handed out");
+        FZ_CHECK(s.bytes == p->alloc.live_bytes, "stats.bytes differs from what the allocator holds");
     }
 }
 
