@@ -258,6 +258,9 @@ static const bench_impl impl_spawnpool_reclaim = {"spawnpool_reclaim", sp_open_r
 static const bench_impl impl_spawnpool_handles = {"spawnpool_handles", sp_open_drop, sp_close,
                                                   sp_handles_acquire, sp_bench_release,
                                                   sp_bench_pool};
+/* The same pool as spawnpool; only the iterate workload tells them apart (sp_first/sp_next). */
+static const bench_impl impl_spawnpool_next = {"spawnpool_next", sp_open_drop, sp_close,
+                                               sp_bench_acquire, sp_bench_release, sp_bench_pool};
 static const bench_impl impl_freelist = {"freelist", fl_open, fl_close, fl_acquire, fl_release,
                                          NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
@@ -274,9 +277,9 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
                                          jemalloc_acquire, jemalloc_release, NULL};
 
 static const bench_impl *const all_impls[] = {
-    &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_freelist,
-    &impl_boost,     &impl_gslice,            &impl_glibc,             &impl_mimalloc,
-    &impl_tcmalloc,
+    &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
+    &impl_freelist,  &impl_boost,             &impl_gslice,            &impl_glibc,
+    &impl_mimalloc,  &impl_tcmalloc,
 };
 
 const bench_impl *const *bench_impls(size_t *count) {

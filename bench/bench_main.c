@@ -19,7 +19,8 @@
     - every operation goes through the same indirect call (bench_impl), the floor included;
     - each acquired object is written, as a program would, so untouched memory is not free.
     An "op" is one acquire plus one release (lifo, churn, fifo), one reclaiming acquisition
-    (reclaim), one resolve (resolve), one member updated (iterate).
+    (reclaim), one resolve (resolve), one member updated (iterate). spawnpool_next is spawnpool
+    iterated with sp_first/sp_next instead of sp_each; it runs in the iterate workload only.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -249,15 +250,27 @@ static size_t fifo_segment(cell *c, size_t ops) {
     return ops;
 }
 
-/* Iterate and update every live particle; spawnpool walks its own leased list, the others walk
-   the array of pointers a malloc user has to keep. */
+static bool particle_update(void *item, void *user) {
+    particle *p = item;
+    const float dt = *(const float *)user;
+    p->x += p->vx * dt;
+    p->y += p->vy * dt;
+    return true;
+}
+
+/* Iterate and update every live particle. spawnpool walks its own leased list with sp_each
+   (spawnpool_next: with sp_first/sp_next); the others walk the array of pointers a malloc user
+   has to keep. */
 static size_t iterate_segment(cell *c, size_t ops) {
     size_t n = c->n, rounds = ops / n ? ops / n : 1;
-    const float dt = 1.0f / 60.0f;
+    float dt = 1.0f / 60.0f;
     sp_pool *pool = c->impl->pool ? c->impl->pool(c->state) : NULL;
+    bool by_next = strcmp(c->impl->name, "spawnpool_next") == 0;
     size_t visited = 0;
     for (size_t r = 0; r < rounds; r++) {
-        if (pool != NULL) {
+        if (pool != NULL && !by_next) {
+            visited += sp_each(pool, particle_update, &dt);
+        } else if (pool != NULL) {
             for (void *it = sp_first(pool); it != NULL; it = sp_next(pool, it)) {
                 particle *p = it;
                 p->x += p->vx * dt;
@@ -286,9 +299,9 @@ typedef struct generic_workload {
 } generic_workload;
 
 static const generic_workload generic_workloads[] = {
-    {"lifo", false, false, lifo_segment, ""},
-    {"churn", true, false, churn_segment, ""},
-    {"fifo", true, false, fifo_segment, ""},
+    {"lifo", false, false, lifo_segment, "spawnpool_next"},
+    {"churn", true, false, churn_segment, "spawnpool_next"},
+    {"fifo", true, false, fifo_segment, "spawnpool_next"},
     {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles"},
 };
 
@@ -628,7 +641,7 @@ static double percentile_sorted(const double *v, size_t count, double q) {
 }
 
 static void run_frame(const bench_impl *const *impls, size_t impl_count) {
-    static const char *const skip = "spawnpool_reclaim,spawnpool_handles";
+    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next";
     frame_sim *sims = xcalloc(impl_count, sizeof *sims);
     size_t count = 0, frames = params.frames;
     for (size_t i = 0; i < impl_count; i++) {
@@ -754,7 +767,7 @@ static void memory_child(const bench_impl *impl, size_t n, size_t item_size) {
 
 static void run_memory(const bench_impl *const *impls, size_t impl_count, size_t n,
                        size_t item_size) {
-    static const char *const skip = "spawnpool_reclaim,spawnpool_handles";
+    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next";
     for (size_t i = 0; i < impl_count; i++) {
         if (!impl_selected(impls[i]->name) || in_list(skip, impls[i]->name)) continue;
         fflush(stdout);

@@ -26,7 +26,8 @@ static row *rows;
 static size_t row_count;
 
 static const char *const impl_order[] = {
-    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "freelist", "array_order",
+    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "freelist",
+    "array_order",
     "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc",
 };
 enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
@@ -351,7 +352,8 @@ static void plot_clause(FILE *gp, bool first, const char *file, size_t column, c
         const char *impl, *color;
     } colors[] = {
         {"spawnpool", "#d62728"}, {"spawnpool_reclaim", "#ff7f0e"},
-        {"spawnpool_handles", "#e377c2"}, {"freelist", "#000000"}, {"array_order", "#7f7f7f"},
+        {"spawnpool_handles", "#e377c2"}, {"spawnpool_next", "#f7b6d2"},
+        {"freelist", "#000000"}, {"array_order", "#7f7f7f"},
         {"boost_pool", "#1f77b4"}, {"gslice", "#17becf"}, {"glibc", "#2ca02c"},
         {"mimalloc", "#9467bd"}, {"tcmalloc", "#8c564b"}, {"jemalloc", "#bcbd22"},
     };
@@ -475,7 +477,8 @@ int main(int argc, char **argv) {
     timing_table(md, "resolve", 64, "Random handles over N live members, 1 in 9 stale; op = one "
                                      "resolve. freelist: a bare generation-checked slot table.");
     timing_table(md, "iterate", 64, "Visit and update every live particle; spawnpool walks "
-                                     "sp_first/sp_next, the others an array of pointers.");
+                                     "with sp_each, spawnpool_next with sp_first/sp_next, the "
+                                     "others an array of pointers.");
     for (size_t s = 0; s < 2; s++) {
         size_t size = s ? 256 : 16;
         timing_table(md, "lifo", size, "As above.");
