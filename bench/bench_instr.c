@@ -2,7 +2,7 @@
     bench_instr.c -- spinstr, the fast paths in a loop for valgrind --tool=callgrind.
 
         valgrind --tool=callgrind --instr-atstart=no spinstr pair|handles|resolve|reclaim|floor K
-        valgrind --tool=callgrind --instr-atstart=no --cache-sim=yes spinstr churn|churn_floor K
+        valgrind --tool=callgrind --instr-atstart=no [--cache-sim=yes] spinstr churn|churn1k K
 
     Setup runs uninstrumented; CALLGRIND_START_INSTRUMENTATION / STOP bracket exactly K
     operations, so callgrind's total divided by K is instructions per operation. Instruction
@@ -55,8 +55,9 @@ static sp_pool *make_pool(sp_overflow policy) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: spinstr pair|handles|resolve|reclaim|floor|churn|churn_floor K\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: spinstr pair|handles|resolve|reclaim|floor K\n"
+                        "       spinstr churn|churn_floor|churn1k|churn_floor1k K [log2 live]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -106,10 +107,14 @@ int main(int argc, char **argv) {
         }
         CALLGRIND_STOP_INSTRUMENTATION;
         free(nodes);
-    } else if (strcmp(mode, "churn") == 0 || strcmp(mode, "churn_floor") == 0) {
-        /* Random churn at 1M live, for --cache-sim=yes: which cache lines a pair touches. */
-        bool floor = mode[5] == '_';
-        size_t n = (size_t)1 << 20;
+    } else if (strncmp(mode, "churn", 5) == 0) {
+        /* Random churn: release a random live member, acquire a replacement. A random release
+           is what LIFO pairs never show (the member is rarely in the last chunk used); at 1M,
+           with --cache-sim=yes, it also shows which cache lines a pair touches.
+           churn / churn_floor: 1M live; churn1k / churn_floor1k: 1024 live. */
+        bool floor = strstr(mode, "floor") != NULL;
+        size_t n = strstr(mode, "1k") ? 1024u : (size_t)1 << 20;
+        if (argc == 4) n = (size_t)1 << (strtoul(argv[3], NULL, 10) & 31u); /* log2 live */
         void **live = calloc(n, sizeof *live);
         instr_node *nodes = floor ? calloc(n, sizeof *nodes) : NULL;
         sp_pool *pool = NULL;

@@ -4,7 +4,8 @@
 # Each mode runs twice under callgrind: counting only inside the functions that do the work
 # (--toggle-collect: what the library itself executes, the number the targets judge) and
 # counting the whole loop body (call overhead and loop control included). Rows are appended to
-# the CSV as workload `instr`, metric instr_per_op / instr_per_op_loop; the annotated profiles
+# the CSV as workload `instr`, metric instr_per_op / instr_per_op_loop (instr_per_random_pair:
+# release a random member of 1024 live, then acquire, as the churn workload does); the profiles
 # stay in build-bench/instr/ for callgrind_annotate.
 set -euo pipefail
 bin=$1
@@ -20,6 +21,8 @@ modes=(
   "resolve spawnpool_handles instr_per_op sp_resolve"
   "handles spawnpool_handles instr_per_pair_with_handle sp_acquire sp_handle_of sp_release"
   "floor freelist instr_per_op instr_fl_acquire instr_fl_release"
+  "churn1k spawnpool instr_per_random_pair sp_acquire sp_release"
+  "churn_floor1k freelist instr_per_random_pair instr_fl_acquire instr_fl_release"
 )
 
 totals() { # the event total callgrind wrote at the end of its profile
