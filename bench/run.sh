@@ -80,7 +80,8 @@ done
 # jemalloc: plain malloc/free in a process that preloads it. Not in the frame workload: the
 # others run it in lockstep (each frame starts with the other simulations in the cache),
 # a process of its own would start every frame warm and not compare.
-if ldconfig -p | grep -q 'libjemalloc.so.2 '; then
+# (grep without -q: with pipefail, -q's early exit would fail the pipeline on SIGPIPE)
+if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
   for w in lifo churn fifo memory; do
     echo "== $w (jemalloc, preloaded)" >&2
     "${prio[@]}" env LD_PRELOAD=libjemalloc.so.2 "$build/spbench" --workload "$w" --impl jemalloc "${quick[@]}" >> "$tmp"
