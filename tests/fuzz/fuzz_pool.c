@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* White-box: the library's own check of its internal invariants (src/sp_internal.h). */
+bool sp__pool_check(const sp_pool *pool);
+
 #define FZ_POOLS 4          /* pool slots in the registry */
 #define FZ_MEMBERS 192      /* model capacity per pool; operations that could pass it are skipped */
 #define FZ_STALE 48         /* remembered handles of ended lives, per pool */
@@ -148,6 +151,7 @@ typedef struct fz_pool {
     unsigned hooks; /* HK_ bits */
     int has_priority;
     int reenter;    /* on_release releases the member's partner (a parent taking its child) */
+    int default_alloc; /* heap memory from the C library: allocator checks off */
     int fixed;
     size_t item_size;
     size_t limit;     /* effective cap for growth (0: unbounded) */
@@ -385,7 +389,7 @@ static void fz_check_stats(fz_pool *p) {
     if (p->fixed) {
         FZ_CHECK(p->alloc.calls == 0, "a fixed-buffer pool called the allocator");
         FZ_CHECK(s.bytes <= p->buffer_size, "a fixed-buffer pool reports more bytes than its buffer");
-    } else {
+    } else if (!p->default_alloc) {
         FZ_CHECK(s.bytes == p->alloc.live_bytes, "stats.bytes differs from what the allocator holds");
     }
 }
@@ -408,6 +412,7 @@ static void fz_check_foreign_handles(fz_pool *p) {
 static void fz_check_pool(fz_pool *p) {
     if (!p->pool) return;
     FZ_CHECK(p->ev_n == 0, "hook calls outside of an operation");
+    FZ_CHECK(sp__pool_check(p->pool), "sp__pool_check: the library's internal invariants broke");
     fz_check_stats(p);
 
     /* The leased set, oldest acquisition first. */
@@ -562,6 +567,8 @@ static void fz_slot_create(int slot, fz_input *in) {
         if (max && initial > max) initial = max;
         d.initial = initial;
         d.max = max;
+        p->default_alloc = (int)((b2 >> 6) & 1u);
+        if (p->default_alloc) memset(&d.allocator, 0, sizeof d.allocator);
         if (b2 & 0x80) {
             /* An invalid variant first: zero size or a non-power-of-two alignment. */
             sp_desc bad = d;
@@ -1026,6 +1033,77 @@ static void fz_op_iterate_release(fz_pool *p, unsigned bits) {
     }
 }
 
+static void fz_op_set_overflow(fz_pool *p, unsigned b) {
+    sp_overflow want = (sp_overflow)(b % 4); /* 3: not a policy */
+    int valid = b % 4 != 3 && !(p->fixed && want == SP_OVERFLOW_GROW);
+    int warn_before = p->warn_lines;
+    sp_result r = sp_set_overflow(p->pool, want);
+    (void)warn_before;
+    if (valid) {
+        FZ_CHECK(r == SP_OK, "sp_set_overflow refused a valid policy");
+        p->policy = want;
+    } else {
+        FZ_CHECK(r == SP_ERR_INVALID, "sp_set_overflow accepted an invalid policy");
+    }
+}
+
+/* sp_each with a callback that releases some of the members it is given and may stop early. The
+   model predicts the walk: oldest first; a member released by a hook meanwhile is skipped; and
+   if a release takes the member that was next (a partner), the walk stops there. */
+typedef struct fz_each_ctx {
+    fz_pool *p;
+    unsigned bits, stop_at;
+    size_t visits;
+    unsigned char *order[FZ_MEMBERS];
+    size_t n, at;
+} fz_each_ctx;
+
+static int fz_is_leased_ptr(fz_pool *p, const void *ptr) {
+    const fz_member *mb = fz_find(p, ptr);
+    return mb && mb->leased;
+}
+
+static bool fz_each_fn(void *item, void *user) {
+    fz_each_ctx *c = (fz_each_ctx *)user;
+    fz_pool *p = c->p;
+    FZ_CHECK(c->at < c->n && item == c->order[c->at], "sp_each visited the wrong member");
+    fz_member *mb = fz_find(p, item);
+    FZ_CHECK(mb && mb->leased, "sp_each visited a member that is not leased");
+    c->visits++;
+    size_t nxt = c->at + 1;
+    while (nxt < c->n && !fz_is_leased_ptr(p, c->order[nxt])) nxt++;
+    if ((c->bits >> (c->visits % 8)) & 1u) {
+        fz_release_ok(p, mb, sp_release(p->pool, item));
+        if (nxt < c->n && !fz_is_leased_ptr(p, c->order[nxt])) {
+            c->at = c->n; /* the next one went too: the walk must end here */
+            return true;
+        }
+    }
+    c->at = nxt;
+    return c->stop_at == 0 || c->visits < c->stop_at;
+}
+
+static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at) {
+    static fz_each_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.bits = bits;
+    c.stop_at = stop_at;
+    uint64_t after = 0;
+    for (;;) { /* the leased members, oldest first */
+        fz_member *next = NULL;
+        for (size_t i = 0; i < p->n; i++)
+            if (p->m[i].leased && p->m[i].seq > after && (!next || p->m[i].seq < next->seq)) next = &p->m[i];
+        if (!next) break;
+        c.order[c.n++] = next->ptr;
+        after = next->seq;
+    }
+    size_t visited = sp_each(p->pool, fz_each_fn, &c);
+    FZ_CHECK(visited == c.visits, "sp_each returned a count other than its visits");
+    int stopped = c.stop_at != 0 && c.visits >= c.stop_at;
+    if (!stopped) FZ_CHECK(c.at >= c.n, "sp_each ended before the last leased member");
+}
+
 /* a takes b as its partner (b's current life), unless that would close a cycle. */
 static void fz_op_link(fz_pool *p, unsigned ba, unsigned bb) {
     fz_member *a = fz_pick_member(p, ba, 1), *b = fz_pick_member(p, bb, 1);
@@ -1098,11 +1176,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fz_op_name = "sp_trim";
             fz_op_trim(p, fz_byte(&in) % 4);
             break;
-        case 14:
-            fz_op_name = (fz_byte(&in) & 3) == 0 ? "sp_clear" : "iterate+release";
-            if (strcmp(fz_op_name, "sp_clear") == 0) fz_op_clear(p);
-            else fz_op_iterate_release(p, fz_byte(&in));
+        case 14: {
+            unsigned sub = fz_byte(&in) % 8;
+            if (sub == 0) {
+                fz_op_name = "sp_clear";
+                fz_op_clear(p);
+            } else if (sub == 1) {
+                fz_op_name = "sp_set_overflow";
+                fz_op_set_overflow(p, fz_byte(&in));
+            } else if (sub < 5) {
+                fz_op_name = "sp_each";
+                unsigned bits = fz_byte(&in);
+                fz_op_each(p, bits, fz_byte(&in) % 8);
+            } else {
+                fz_op_name = "iterate+release";
+                fz_op_iterate_release(p, fz_byte(&in));
+            }
             break;
+        }
         case 15:
             fz_op_name = "sp_set_max";
             fz_op_set_max(p, fz_byte(&in));
