@@ -27,6 +27,9 @@
 
 /* White-box: the library's own check of its internal invariants (src/sp_internal.h). */
 bool sp__pool_check(const sp_pool *pool);
+/* White-box: sets the life counter of a member's slot, to reach exhaustion without 2^28 lives. */
+void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
+#define FZ_LIFE_MAX ((1u << 28) - 1u) /* the last life a slot may have (see HANDLES) */
 
 #define FZ_POOLS 4          /* pool slots in the registry */
 #define FZ_MEMBERS 192      /* model capacity per pool; operations that could pass it are skipped */
@@ -131,6 +134,8 @@ typedef struct fz_member {
     uint64_t serial;  /* what the test wrote into the member in its last life (0: nothing) */
     unsigned prio;    /* what the priority hook reports */
     sp_handle partner; /* re-entrant pools: on_release releases this member of the same pool */
+    int last_life;     /* its slot is in its last life: the next release retires it */
+    int retired;       /* retired during the current operation; dropped from the model after */
 } fz_member;
 
 enum { EV_CREATE = 1, EV_ACQUIRE, EV_RELEASE, EV_DISPOSE, EV_NESTED_RELEASE };
@@ -157,6 +162,7 @@ typedef struct fz_pool {
     size_t limit;     /* effective cap for growth (0: unbounded) */
     size_t max_set;   /* what stats.max reports */
     size_t capacity;  /* fixed mode: members the buffer holds */
+    size_t retired_slots; /* fixed mode: slots retired for good (exhausted life counters) */
     unsigned char *buffer_block;
     size_t buffer_size;
     uint64_t tag; /* pool tag bits of its handles, learnt from the first one (0: unknown) */
@@ -208,11 +214,15 @@ static void fz_forget(fz_pool *p, fz_member *mb) {
     *mb = p->m[--p->n];
 }
 
+static void fz_stale_push(fz_pool *p, sp_handle h) {
+    if (p->stale_n < FZ_STALE) p->stale_n++;
+    p->stale[p->stale_pos] = h;
+    p->stale_pos = (p->stale_pos + 1) % FZ_STALE;
+}
+
 static void fz_life_ends(fz_pool *p, fz_member *mb) {
     FZ_CHECK(mb->leased, "model: life ends on a member that is not leased");
-    if (p->stale_n < FZ_STALE) p->stale_n++;
-    p->stale[p->stale_pos] = mb->handle;
-    p->stale_pos = (p->stale_pos + 1) % FZ_STALE;
+    fz_stale_push(p, mb->handle);
     mb->leased = 0;
     mb->handle = sp_handle_null();
 }
@@ -323,9 +333,21 @@ static void *fz_take(fz_pool *p, size_t *pos, int kind, const void *ptr, const c
     return p->ev[(*pos)++].ptr;
 }
 
+/* Members retired during an operation leave the model once nothing refers to them any more. */
+static void fz_sweep_retired(fz_pool *p) {
+    for (size_t i = 0; i < p->n;) {
+        if (p->m[i].retired) {
+            fz_forget(p, &p->m[i]);
+            continue;
+        }
+        i++;
+    }
+}
+
 static void fz_events_done(fz_pool *p, size_t pos) {
     FZ_CHECK(pos == p->ev_n, "unexpected extra hook calls");
     p->ev_n = 0;
+    fz_sweep_retired(p);
 }
 
 static fz_member *fz_find_life(fz_pool *p, sp_handle h) {
@@ -353,6 +375,12 @@ static size_t fz_release_chain(fz_pool *p, size_t *pos, fz_member *mb, const cha
     }
     fz_life_ends(p, mb);
     p->expect.released++;
+    if (mb->last_life) { /* the slot's last life ended: the member is destroyed, the slot retired */
+        fz_take(p, pos, EV_DISPOSE, mb->ptr, "retire: dispose must run when a slot's last life ends");
+        mb->retired = 1;
+        p->expect.disposed++;
+        if (p->fixed) p->retired_slots++;
+    }
     return ended;
 }
 
@@ -657,6 +685,7 @@ static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
         fz_check_contents(p, mb, "a recycled member lost its contents");
     }
     mb->leased = 1;
+    mb->last_life = 0;
     mb->partner = sp_handle_null();
     mb->seq = ++p->next_seq;
     mb->prio = prio;
@@ -682,37 +711,38 @@ static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
     if (leased > p->expect.peak_leased) p->expect.peak_leased = leased;
 }
 
-static int fz_saturated(const fz_pool *p) {
-    return p->anon == 0 && fz_leased_count(p) == p->n && p->limit != 0 && p->n >= p->limit;
+/* The most members the pool may build now: its cap, and in fixed mode the buffer's slots that
+   are not retired. 0 with a heap pool: unbounded. */
+static size_t fz_limit(const fz_pool *p) {
+    if (!p->fixed) return p->limit;
+    size_t left = p->capacity - p->retired_slots;
+    return p->limit < left ? p->limit : left;
 }
 
-/* kind: 0 sp_acquire, 1 sp_acquire_with, 2 sp_acquire_force, 3 sp_spawn */
-static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
-    static const char arg_object = 0;
-    const void *arg = kind == 0 ? NULL : &arg_object;
-    size_t free_before = p->anon + (p->n - fz_leased_count(p));
+static int fz_saturated(const fz_pool *p) {
+    size_t lim = fz_limit(p);
+    return p->anon == 0 && fz_leased_count(p) == p->n && (lim != 0 || p->fixed) && p->n >= lim;
+}
+
+typedef struct fz_acq {
+    int kind; /* 0 sp_acquire, 1 sp_acquire_with, 2 sp_acquire_force, 3 sp_spawn */
+    const void *arg;
+    unsigned prio;
+    uint64_t calls_before;
+    int fail_before, warn_before;
+} fz_acq;
+
+/* Checks the result r of an acquisition, and the hook calls from *pos, against what the model
+   says the pool must do in its current state. Called again when a reclaim retired its victim
+   (an exhausted slot): the library then starts the acquisition over. */
+static void fz_acquire_expect(fz_pool *p, const fz_acq *a, void *r, size_t *pos) {
+    size_t free_now = p->anon + (p->n - fz_leased_count(p));
     int saturated = fz_saturated(p);
-    int builds = free_before == 0 && (!saturated || p->policy == SP_OVERFLOW_GROW);
-    if (builds && p->n + 1 >= FZ_MEMBERS) return; /* keep within the model's arrays */
-    int fail_before = p->alloc.fail_hits;
-    uint64_t calls_before = p->alloc.calls;
-    int warn_before = p->warn_lines;
-    fz_member *victim = saturated ? fz_victim(p) : NULL;
-    int drop = saturated && p->policy == SP_OVERFLOW_DROP && kind != 2;
+    int drop = saturated && p->policy == SP_OVERFLOW_DROP && a->kind != 2;
     int reclaim = saturated && !drop && p->policy != SP_OVERFLOW_GROW;
 
-    void *r;
-    switch (kind) {
-    case 0: r = sp_acquire(p->pool); break;
-    case 1: r = sp_acquire_with(p->pool, arg); break;
-    case 2: r = sp_acquire_force(p->pool, arg); break;
-    default: r = sp_spawn(fz_reg, p->name, arg); break;
-    }
-
-    size_t pos = 0;
-    if (free_before > 0) {
+    if (free_now > 0) {
         FZ_CHECK(r != NULL, "acquire returned NULL with free members");
-        FZ_CHECK(p->alloc.calls == calls_before, "acquire of a free member called the allocator");
         fz_member *mb = fz_find(p, r);
         if (mb) {
             FZ_CHECK(!mb->leased, "acquire handed out a member that is already leased");
@@ -723,48 +753,61 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
             memset(mb, 0, sizeof *mb);
             mb->ptr = (unsigned char *)r;
         }
-        fz_take(p, &pos, EV_ACQUIRE, r, "acquire: on_acquire must run on the member handed out");
-        if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
-        fz_events_done(p, pos);
+        fz_take(p, pos, EV_ACQUIRE, r, "acquire: on_acquire must run on the member handed out");
+        if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[*pos - 1].arg == a->arg, "on_acquire got the wrong arg");
         p->expect.acquired++;
-        fz_new_life(p, mb, prio, 0);
-        FZ_CHECK(p->warn_lines == warn_before, "an ordinary acquire logged a warning");
+        fz_new_life(p, mb, a->prio, 0);
+        fz_events_done(p, *pos);
+        FZ_CHECK(p->warn_lines == a->warn_before, "an ordinary acquire logged a warning");
+        return;
+    }
+    if (saturated && fz_leased_count(p) == 0) {
+        /* a fixed buffer whose every slot retired: nothing to hand out, nothing to reclaim */
+        FZ_CHECK(r == NULL, "a pool with no slot left handed out a member");
+        fz_events_done(p, *pos);
         return;
     }
     if (drop) {
         FZ_CHECK(r == NULL, "a saturated DROP pool handed out a member");
-        fz_events_done(p, pos);
+        fz_events_done(p, *pos);
         p->expect.dropped++;
-        FZ_CHECK(p->warn_lines == warn_before, "a drop is an expected condition and must be silent");
+        FZ_CHECK(p->warn_lines == a->warn_before, "a drop is an expected condition and must be silent");
         return;
     }
     if (reclaim) {
-        FZ_CHECK(r == victim->ptr, "reclaim took the wrong member");
-        FZ_CHECK(p->alloc.calls == calls_before, "reclaim called the allocator");
-        fz_release_chain(p, &pos, victim, "reclaim: on_release must run on the victim first");
-        fz_take(p, &pos, EV_ACQUIRE, r, "reclaim: then on_acquire on the same member");
-        if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
-        fz_events_done(p, pos);
+        fz_member *victim = fz_victim(p);
+        int aged = victim->last_life;
+        if (!aged) {
+            FZ_CHECK(r == victim->ptr, "reclaim took the wrong member");
+            FZ_CHECK(p->alloc.calls == a->calls_before, "reclaim called the allocator");
+        }
+        fz_release_chain(p, pos, victim, "reclaim: on_release must run on the victim first");
         p->expect.reclaimed++;
+        if (aged) {
+            fz_sweep_retired(p);
+            fz_acquire_expect(p, a, r, pos);
+            return;
+        }
+        fz_take(p, pos, EV_ACQUIRE, r, "reclaim: then on_acquire on the same member");
+        if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[*pos - 1].arg == a->arg, "on_acquire got the wrong arg");
         p->expect.acquired++;
         /* still leased all along: the contents are the caller's */
         if (p->hooks & HK_CREATE) fz_check_contents(p, victim, "reclaim changed the member's contents");
-        fz_new_life(p, victim, prio, 0);
-        FZ_CHECK(p->warn_lines == warn_before, "a reclaim is an expected condition and must be silent");
+        fz_new_life(p, victim, a->prio, 0);
+        fz_events_done(p, *pos);
+        FZ_CHECK(p->warn_lines == a->warn_before, "a reclaim is an expected condition and must be silent");
         return;
     }
     /* Building a new member (below the cap, or past it under GROW). */
     if (r == NULL) {
-        FZ_CHECK(p->alloc.fail_hits > fail_before, "acquire returned NULL though it could build");
-        fz_events_done(p, pos); /* a failed build must leave no trace in the hooks... */
+        FZ_CHECK(p->alloc.fail_hits > a->fail_before, "acquire returned NULL though it could build");
+        fz_events_done(p, *pos); /* a failed build must leave no trace in the hooks */
         return;
     }
     FZ_CHECK(fz_find(p, r) == NULL, "a newly built member has the address of a live member");
-    void *c = fz_take(p, &pos, EV_CREATE, r, "acquire: create must run on the new member first");
-    (void)c;
-    fz_take(p, &pos, EV_ACQUIRE, r, "acquire: then on_acquire");
-    if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[pos - 1].arg == arg, "on_acquire got the wrong arg");
-    fz_events_done(p, pos);
+    fz_take(p, pos, EV_CREATE, r, "acquire: create must run on the new member first");
+    fz_take(p, pos, EV_ACQUIRE, r, "acquire: then on_acquire");
+    if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[*pos - 1].arg == a->arg, "on_acquire got the wrong arg");
     fz_member *mb = &p->m[p->n++];
     memset(mb, 0, sizeof *mb);
     mb->ptr = (unsigned char *)r;
@@ -773,9 +816,48 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
     if (saturated) {
         p->expect.grown_past_max++;
     } else {
-        FZ_CHECK(p->warn_lines == warn_before, "an ordinary build logged a warning");
+        FZ_CHECK(p->warn_lines == a->warn_before, "an ordinary build logged a warning");
     }
-    fz_new_life(p, mb, prio, 1);
+    fz_new_life(p, mb, a->prio, 1);
+    fz_events_done(p, *pos);
+}
+
+static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
+    static const char arg_object = 0;
+    fz_acq a;
+    a.kind = kind;
+    a.arg = kind == 0 ? NULL : &arg_object;
+    a.prio = prio;
+    size_t free_before = p->anon + (p->n - fz_leased_count(p));
+    int builds = free_before == 0 && (!fz_saturated(p) || p->policy == SP_OVERFLOW_GROW);
+    if (builds && p->n + 1 >= FZ_MEMBERS) return; /* keep within the model's arrays */
+    a.fail_before = p->alloc.fail_hits;
+    a.calls_before = p->alloc.calls;
+    a.warn_before = p->warn_lines;
+
+    void *r;
+    switch (kind) {
+    case 0: r = sp_acquire(p->pool); break;
+    case 1: r = sp_acquire_with(p->pool, a.arg); break;
+    case 2: r = sp_acquire_force(p->pool, a.arg); break;
+    default: r = sp_spawn(fz_reg, p->name, a.arg); break;
+    }
+    if (free_before > 0) FZ_CHECK(p->alloc.calls == a.calls_before, "acquire of a free member called the allocator");
+    size_t pos = 0;
+    fz_acquire_expect(p, &a, r, &pos);
+}
+
+/* The member's slot jumps to its last life (white-box): its handle changes, and its next
+   release retires it. */
+static void fz_op_age(fz_pool *p, unsigned b) {
+    fz_member *mb = fz_pick_member(p, b, 1);
+    if (!mb || mb->last_life) return;
+    sp__debug_set_life(p->pool, mb->ptr, FZ_LIFE_MAX);
+    fz_stale_push(p, mb->handle);
+    mb->handle = sp_handle_of(p->pool, mb->ptr);
+    FZ_CHECK((mb->handle.id >> 36) == FZ_LIFE_MAX, "a handle does not carry the slot's life");
+    FZ_CHECK(sp_resolve(p->pool, mb->handle) == mb->ptr, "the handle of a last life does not resolve");
+    mb->last_life = 1;
 }
 
 static void fz_release_ok(fz_pool *p, fz_member *mb, sp_result r) {
@@ -880,7 +962,8 @@ static void fz_op_release_all(fz_pool *p) {
 static void fz_op_prewarm(fz_pool *p, size_t n) {
     size_t size = p->n + p->anon;
     if (size + n + 1 >= FZ_MEMBERS) return;
-    size_t room = p->limit == 0 ? n : (size < p->limit ? p->limit - size : 0);
+    size_t lim = fz_limit(p);
+    size_t room = (lim == 0 && !p->fixed) ? n : (size < lim ? lim - size : 0);
     size_t want = n < room ? n : room;
     int fail_before = p->alloc.fail_hits;
     size_t got = sp_prewarm(p->pool, n);
@@ -948,6 +1031,11 @@ static void fz_op_clear(fz_pool *p) {
     size_t size = p->n + p->anon;
     size_t got = sp_clear(p->pool);
     FZ_CHECK(got == size, "sp_clear returned the wrong count");
+    /* Every life ends (a life that cannot advance retires its slot, here too). */
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->m[i].leased) fz_life_ends(p, &p->m[i]);
+        if (p->m[i].last_life && p->fixed) p->retired_slots++;
+    }
     size_t pos = 0;
     for (size_t k = 0; k < got; k++) {
         void *d = fz_take(p, &pos, EV_DISPOSE, NULL, "clear: dispose once per member (not on_release)");
@@ -961,10 +1049,7 @@ static void fz_op_clear(fz_pool *p) {
         }
     }
     fz_events_done(p, pos);
-    for (size_t i = p->n; i-- > 0;) {
-        if (p->m[i].leased) fz_life_ends(p, &p->m[i]);
-        fz_forget(p, &p->m[i]);
-    }
+    while (p->n > 0) fz_forget(p, &p->m[p->n - 1]);
     p->anon = 0;
     p->expect.disposed += got;
 }
@@ -1211,8 +1296,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         }
         case 18: {
-            unsigned sub = fz_byte(&in) % 3;
-            if (sub == 2) {
+            unsigned sub = fz_byte(&in) % 4;
+            if (sub == 3) {
+                fz_op_name = "age (last life)";
+                fz_op_age(p, fz_byte(&in));
+            } else if (sub == 2) {
                 fz_op_name = "link partners";
                 unsigned ba = fz_byte(&in);
                 fz_op_link(p, ba, fz_byte(&in));

@@ -3,7 +3,8 @@
 
 Each seed is a valid program for the fuzzer's decoder: a pool count, three configuration bytes per
 pool, then operations. The seeds walk every overflow policy in heap and fixed-buffer mode, with no
-hooks, all hooks and a priority hook, some with re-entrant release hooks (partner links), followed
+hooks, all hooks and a priority hook, some with re-entrant release hooks (partner links) and members in their slot's last life,
+followed
 by a deterministic pseudo-random operation mix, so
 libFuzzer starts from inputs that already reach saturation, reclaim, trim and stale handles.
 Run it again only when the decoder changes:  python3 tests/fuzz/make_seeds.py
@@ -45,6 +46,8 @@ def main():
                     data += bytes([rng.randrange(8), 0, rng.randrange(4)])
                 for _ in range(rng.randint(0, 3)):
                     data += bytes([18, 0, 2, rng.randrange(256), rng.randrange(256)])
+                for _ in range(rng.randint(0, 2)):  # a member in its slot's last life
+                    data += bytes([18, 0, 3, rng.randrange(256)])
                 data += bytes(rng.randrange(256) for _ in range(rng.randint(40, 300)))
                 n += 1
                 with open(os.path.join(OUT, "seed-%02d-p%d-f%d-h%d" % (n, policy, fixed, hooks)), "wb") as f:
