@@ -40,8 +40,10 @@ static inline uint32_t bucket_of(uintptr_t block, uint32_t bits) {
     return (uint32_t)(((uint64_t)block * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - bits));
 }
 
-/* The address map's answer for a, or SP__NIL. */
-static uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
+/* The address map's answer for a, or SP__NIL. Inline: a random release misses the chunk hint
+   most of the time in a pool of many chunks, and a call would cost the plain path its
+   call-free shape. */
+static inline uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
     if (p->bucket_bits == 0) return SP__NIL; /* fixed-buffer mode: chunk 0 is the only one */
     uintptr_t block = a >> p->block_shift;
     uint32_t mask = (1u << p->bucket_bits) - 1u;
@@ -1096,12 +1098,9 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
     return SP_OK;
 }
 
-sp_result sp_release(sp_pool *pool, void *item) {
-    if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
-    /* The plain case inline, with no call on its path: a member of the hinted chunk, leased,
-       no on_release hook, not at its last life (the word would carry out). */
-    uint32_t idx = index_in_chunk(pool, pool->hint_chunk, (uintptr_t)item);
-    if (SP__UNLIKELY(idx == SP__NIL)) return release_general(pool, SP__NIL, item);
+/* The plain release of member idx (leased, no on_release, not at its last life: the word would
+   carry out), inline; anything else goes to release_general. */
+static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
     sp__slot *s = slot_at(pool, idx);
     uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
     uint32_t word = s->word;
@@ -1115,6 +1114,22 @@ sp_result sp_release(sp_pool *pool, void *item) {
     free_push(pool, idx, s);
     DBG_FREED(pool, idx, item);
     return SP_OK;
+}
+
+/* A member outside the hinted chunk: the address map, then the same plain path. Out of line and
+   reached by a tail call, so that sp_release itself stays call-free. */
+static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
+    uint32_t idx = index_mapped(pool, (uintptr_t)item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
+    pool->hint_chunk = idx >> pool->chunk_shift;
+    return release_found(pool, idx, item);
+}
+
+sp_result sp_release(sp_pool *pool, void *item) {
+    if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
+    uint32_t idx = index_in_chunk(pool, pool->hint_chunk, (uintptr_t)item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return release_mapped(pool, item);
+    return release_found(pool, idx, item);
 }
 
 sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
