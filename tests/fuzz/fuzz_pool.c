@@ -1112,9 +1112,10 @@ static void fz_op_iterate_release(fz_pool *p, unsigned bits) {
         fz_member *mb = fz_find(p, it);
         FZ_CHECK(mb != NULL && mb->leased, "iteration visited a member that is not leased");
         fz_release_ok(p, mb, sp_release(p->pool, it));
-        /* a hook may have released nx meanwhile: then the walk stops here */
+        /* a hook may have released nx meanwhile (and retired it: then the model forgot it):
+           the walk stops here */
         const fz_member *next = nx ? fz_find(p, nx) : NULL;
-        if (next && !next->leased) break;
+        if (nx && (!next || !next->leased)) break;
     }
 }
 
