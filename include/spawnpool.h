@@ -65,7 +65,8 @@
         bits 23..0   slot     (24 bits) index of the member's slot in its pool
 
     id 0 is the null handle. A slot whose life counter is exhausted is retired, never reused,
-    so a stale handle can never match by wrap-around. A pool holds at most 2^24 slots and at
+    so a stale handle can never match by wrap-around (a fixed-buffer pool then has one member
+    less: after 2^28 lives of one slot). A pool holds at most 2^24 slots and at
     most 4095 pools are alive at once.
 
     MEMORY
@@ -259,7 +260,8 @@ SP_API void sp_pool_destroy(sp_pool *pool);
 SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
 
 /* Disposes free members until at most keep_free remain (the highest slots first, so that whole
-   chunks empty out) and returns every chunk with no built member to the allocator.
+   chunks empty out) and returns every chunk with no built member to the allocator. Shrinking
+   the address map may allocate a smaller one; if that fails the old one is kept.
    @return members disposed. O(size). */
 SP_API size_t sp_trim(sp_pool *pool, size_t keep_free);
 
@@ -268,8 +270,9 @@ SP_API size_t sp_trim(sp_pool *pool, size_t keep_free);
    O(size). */
 SP_API size_t sp_clear(sp_pool *pool);
 
-/* Changes the cap (0: unbounded; clamped to a fixed buffer's capacity). Lowering it below the
-   current size disturbs no member: it only blocks growth. @return SP_ERR_INVALID for NULL. */
+/* Changes the cap (0: unbounded; clamped to a fixed buffer's capacity, and to 2^24, the most
+   slots a pool has). Lowering it below the current size disturbs no member: it only blocks
+   growth. @return SP_ERR_INVALID for NULL. */
 SP_API sp_result sp_set_max(sp_pool *pool, size_t max);
 
 /* Bytes a fixed buffer needs to hold `members` members of desc (alignment slack included), or
@@ -308,7 +311,9 @@ SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
            nothing and log a warning naming the pool. O(1); never reads outside the pool. */
 SP_API sp_result sp_release(sp_pool *pool, void *item);
 
-/* Releases every leased member, oldest first. @return members released. O(leased). */
+/* Releases every leased member, oldest first (skipping members whose own hook is running).
+   @return the members this call released; members that hooks release meanwhile are released
+   too but not counted. O(leased). */
 SP_API size_t sp_release_all(sp_pool *pool);
 
 /* The same calls, recording where they were made (for leak reports and write-after-release

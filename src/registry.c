@@ -70,7 +70,7 @@ void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo) {
     reg->range_count--;
 }
 
-void sp__registry_forget(sp_registry *reg, sp_pool *pool) {
+void sp__registry_forget(sp_registry *reg, const sp_pool *pool) {
     size_t keep = 0;
     for (size_t i = 0; i < reg->range_count; i++)
         if (reg->ranges[i].pool != pool) reg->ranges[keep++] = reg->ranges[i];

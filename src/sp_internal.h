@@ -188,7 +188,7 @@ sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *d
 sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo, uintptr_t hi);
 void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo);
 /* A pool destroyed directly (not through the registry) leaves its registry. */
-void sp__registry_forget(sp_registry *reg, sp_pool *pool);
+void sp__registry_forget(sp_registry *reg, const sp_pool *pool);
 /* True when item is the start of a built member of pool. O(1) expected. */
 bool sp__pool_has_member(const sp_pool *pool, const void *item);
 
