@@ -387,8 +387,20 @@ SP_API const char *sp_result_str(sp_result result);
    Registry: named pools that a scene owns
    ------------------------------------------------------------------------------------------ */
 
-/* An empty registry, or NULL when out of memory. */
+/* How a registry gets its memory and reports: zero means default (the C library; warnings and
+   errors to stderr). The pools it creates use these too unless their desc names their own. */
+typedef struct sp_registry_desc {
+    sp_allocator allocator; /* for the registry's tables and, by default, its pools */
+    sp_logger logger;       /* for the registry's lines and, by default, its pools' */
+} sp_registry_desc;
+
+/* An empty registry with the C library allocator and the stderr logger, or NULL when out of
+   memory. */
 SP_API sp_registry *sp_registry_create(void);
+
+/* An empty registry from desc (NULL: as sp_registry_create), or NULL when out of memory or when
+   the allocator has only one of alloc and free (logged). */
+SP_API sp_registry *sp_registry_create_with(const sp_registry_desc *desc);
 
 /* Destroys every pool in the registry (leaks are logged per pool), then the registry. */
 SP_API void sp_registry_destroy(sp_registry *reg);

@@ -3,7 +3,6 @@
    home to its own pool in O(log chunks) without the caller knowing which pool that is. */
 #include "sp_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 typedef struct sp__entry {
@@ -22,15 +21,53 @@ struct sp_registry {
     sp__range *ranges;
     size_t range_count, range_cap;
     bool destroying;
+    sp_allocator allocator; /* for the registry's tables, and the default of its pools */
+    sp_logger logger;       /* for its own lines, and the default of its pools */
 };
 
-static const sp_logger sp__registry_logger = {NULL, NULL}; /* the default: stderr */
+static void *reg_alloc(sp_registry *reg, size_t size) {
+    return reg->allocator.alloc(size, _Alignof(max_align_t), reg->allocator.user);
+}
 
-sp_registry *sp_registry_create(void) {
-    sp_registry *reg = (sp_registry *)calloc(1, sizeof *reg);
-    if (!reg) sp__log_to(&sp__registry_logger, "registry", SP__MSG_NOMEM, "registry");
+static void reg_free(sp_registry *reg, void *ptr, size_t size) {
+    if (ptr) reg->allocator.free(ptr, size, reg->allocator.user);
+}
+
+/* Grows an array of `cap` elements of `size` bytes to twice that (at least `first`), keeping the
+   old one when the allocator fails. */
+static bool reg_grow(sp_registry *reg, void **array, size_t *cap, size_t size, size_t first) {
+    size_t fresh_cap = *cap ? *cap * 2u : first;
+    void *fresh = reg_alloc(reg, fresh_cap * size);
+    if (!fresh) return false;
+    if (*array) memcpy(fresh, *array, *cap * size);
+    reg_free(reg, *array, *cap * size);
+    *array = fresh;
+    *cap = fresh_cap;
+    return true;
+}
+
+sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
+    sp_registry_desc d = desc ? *desc : (sp_registry_desc){{NULL, NULL, NULL}, {NULL, NULL}};
+    if (!d.allocator.alloc != !d.allocator.free) {
+        sp__log_to(&d.logger, "registry", SP__MSG_BAD_DESC, "allocator needs both alloc and free");
+        return NULL;
+    }
+    if (!d.allocator.alloc) {
+        d.allocator.alloc = sp__default_alloc;
+        d.allocator.free = sp__default_free;
+    }
+    sp_registry *reg = (sp_registry *)d.allocator.alloc(sizeof *reg, _Alignof(sp_registry), d.allocator.user);
+    if (!reg) {
+        sp__log_to(&d.logger, "registry", SP__MSG_NOMEM, "registry");
+        return NULL;
+    }
+    memset(reg, 0, sizeof *reg);
+    reg->allocator = d.allocator;
+    reg->logger = d.logger;
     return reg;
 }
+
+sp_registry *sp_registry_create(void) { return sp_registry_create_with(NULL); }
 
 /* Index of the first range with lo > a. */
 static size_t ranges_upper(const sp_registry *reg, uintptr_t a) {
@@ -46,13 +83,9 @@ static size_t ranges_upper(const sp_registry *reg, uintptr_t a) {
 }
 
 sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo, uintptr_t hi) {
-    if (reg->range_count == reg->range_cap) {
-        size_t cap = reg->range_cap ? reg->range_cap * 2u : 16u;
-        sp__range *grown = (sp__range *)realloc(reg->ranges, cap * sizeof *grown);
-        if (!grown) return SP_ERR_NOMEM;
-        reg->ranges = grown;
-        reg->range_cap = cap;
-    }
+    if (reg->range_count == reg->range_cap &&
+        !reg_grow(reg, (void **)&reg->ranges, &reg->range_cap, sizeof *reg->ranges, 16u))
+        return SP_ERR_NOMEM;
     size_t at = ranges_upper(reg, lo);
     memmove(reg->ranges + at + 1, reg->ranges + at, (reg->range_count - at) * sizeof *reg->ranges);
     reg->ranges[at].lo = lo;
@@ -78,7 +111,7 @@ void sp__registry_forget(sp_registry *reg, const sp_pool *pool) {
     if (reg->destroying) return; /* sp_registry_destroy walks the entries itself */
     for (size_t i = 0; i < reg->count; i++) {
         if (reg->entries[i].pool == pool) {
-            free(reg->entries[i].name);
+            reg_free(reg, reg->entries[i].name, strlen(reg->entries[i].name) + 1u);
             memmove(reg->entries + i, reg->entries + i + 1, (reg->count - i - 1u) * sizeof *reg->entries);
             reg->count--;
             break;
@@ -91,11 +124,12 @@ void sp_registry_destroy(sp_registry *reg) {
     reg->destroying = true;
     for (size_t i = 0; i < reg->count; i++) {
         sp_pool_destroy(reg->entries[i].pool);
-        free(reg->entries[i].name);
+        reg_free(reg, reg->entries[i].name, strlen(reg->entries[i].name) + 1u);
     }
-    free(reg->entries);
-    free(reg->ranges);
-    free(reg);
+    reg_free(reg, reg->entries, reg->cap * sizeof *reg->entries);
+    reg_free(reg, reg->ranges, reg->range_cap * sizeof *reg->ranges);
+    sp_allocator a = reg->allocator;
+    a.free(reg, sizeof *reg, a.user);
 }
 
 static size_t entry_find(const sp_registry *reg, const char *name) {
@@ -106,34 +140,33 @@ static size_t entry_find(const sp_registry *reg, const char *name) {
 
 sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
     if (!reg || !name || !name[0] || !desc) {
-        sp__log_to(desc ? &desc->logger : &sp__registry_logger, name ? name : "registry",
-                   SP__MSG_BAD_DESC, "sp_registry_add needs a registry, a name and a desc");
+        const sp_logger *logger = desc && desc->logger.log ? &desc->logger : reg ? &reg->logger : NULL;
+        sp__log_to(logger, name ? name : "registry", SP__MSG_BAD_DESC,
+                   "sp_registry_add needs a registry, a name and a desc");
         return NULL;
     }
+    /* The pool's allocator and logger default to the registry's. */
+    sp_desc d = *desc;
+    if (!d.allocator.alloc && !d.allocator.free) d.allocator = reg->allocator;
+    if (!d.logger.log) d.logger = reg->logger;
     if (entry_find(reg, name) != SIZE_MAX) {
-        sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, "a pool of that name is already registered");
+        sp__log_to(&d.logger, name, SP__MSG_BAD_DESC, "a pool of that name is already registered");
         return NULL;
     }
-    if (reg->count == reg->cap) {
-        size_t cap = reg->cap ? reg->cap * 2u : 8u;
-        sp__entry *grown = (sp__entry *)realloc(reg->entries, cap * sizeof *grown);
-        if (!grown) {
-            sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "registry");
-            return NULL;
-        }
-        reg->entries = grown;
-        reg->cap = cap;
+    if (reg->count == reg->cap && !reg_grow(reg, (void **)&reg->entries, &reg->cap, sizeof *reg->entries, 8u)) {
+        sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
+        return NULL;
     }
     size_t len = strlen(name);
-    char *copy = (char *)malloc(len + 1u);
+    char *copy = (char *)reg_alloc(reg, len + 1u);
     if (!copy) {
-        sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "registry name");
+        sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry name");
         return NULL;
     }
     memcpy(copy, name, len + 1u);
-    sp_pool *pool = sp__pool_create_in(desc, reg, name);
+    sp_pool *pool = sp__pool_create_in(&d, reg, name);
     if (!pool) {
-        free(copy);
+        reg_free(reg, copy, len + 1u);
         return NULL;
     }
     reg->entries[reg->count].name = copy;
@@ -195,7 +228,7 @@ sp_result sp_registry_release_at(sp_registry *reg, void *item, const char *file,
     if (!reg) return SP_ERR_INVALID;
     sp_pool *pool = range_owner(reg, item);
     if (!pool) {
-        sp__log_to(&sp__registry_logger, "registry", SP__MSG_FOREIGN, item);
+        sp__log_to(&reg->logger, "registry", SP__MSG_FOREIGN, item);
         return SP_ERR_FOREIGN;
     }
     return sp_release_at(pool, item, file, line);

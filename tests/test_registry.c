@@ -342,6 +342,74 @@ static void null_registry_arguments_are_harmless(void **state) {
     sp_registry_destroy(reg);
 }
 
+/* A registry made with an allocator and a logger uses them for its own tables and lines, and its
+   pools use them unless their desc names their own. */
+static void registry_with_desc_routes_memory_and_lines_through_it(void **state) {
+    (void)state;
+    test_alloc ta = {0};
+    test_log tl = {0};
+    sp_registry_desc rd = {.allocator = test_alloc_make(&ta), .logger = test_log_make(&tl)};
+    sp_registry *reg = sp_registry_create_with(&rd);
+    assert_non_null(reg);
+    uint64_t after_create = ta.allocs;
+    assert_true(after_create >= 1); /* the registry itself */
+    sp_desc d = {.item_size = 32, .initial = 4};
+    sp_pool *bullets = sp_registry_add(reg, "bullets", &d);
+    assert_non_null(bullets);
+    assert_true(ta.allocs > after_create + 1); /* the pool's memory came from the registry's allocator */
+    int stack_value = 0;
+    assert_int_equal(sp_registry_release(reg, &stack_value), SP_ERR_FOREIGN);
+    assert_int_equal(tl.warnings, 1); /* through the registry's logger, not stderr */
+    assert_string_equal(tl.last_pool, "registry");
+    void *b = sp_spawn(reg, "bullets", NULL);
+    assert_int_equal(sp_registry_release(reg, b), SP_OK);
+    assert_int_equal(sp_registry_release(reg, b), SP_ERR_NOT_LEASED);
+    assert_int_equal(tl.warnings, 2); /* the pool inherited the logger */
+    assert_string_equal(tl.last_pool, "bullets");
+    assert_null(sp_registry_add(reg, "bullets", &d)); /* duplicate: logged there too */
+    assert_int_equal(tl.errors, 1);
+    sp_registry_destroy(reg);
+    EXPECT_NO_LEAK(&ta);
+
+    sp_registry_desc half = {.allocator = {.alloc = test_alloc_make(&ta).alloc}, .logger = test_log_make(&tl)};
+    assert_null(sp_registry_create_with(&half));
+    assert_int_equal(tl.errors, 2);
+    sp_registry *plain = sp_registry_create_with(NULL);
+    assert_non_null(plain);
+    sp_registry_destroy(plain);
+}
+
+/* Every allocation a registry and its pools make can fail: nothing leaks, and the registry stays
+   usable. */
+static void registry_with_desc_survives_each_allocation_failing(void **state) {
+    (void)state;
+    for (uint64_t n = 1; n < 40; n++) {
+        test_alloc ta = {0};
+        test_log tl = {0};
+        ta.fail_at = n;
+        sp_registry_desc rd = {.allocator = test_alloc_make(&ta), .logger = test_log_make(&tl)};
+        sp_registry *reg = sp_registry_create_with(&rd);
+        if (reg) {
+            char name[16];
+            for (int k = 0; k < 12; k++) {
+                snprintf(name, sizeof name, "pool%d", k);
+                sp_desc d = {.item_size = 24, .initial = 2};
+                sp_registry_add(reg, name, &d);
+            }
+            sp_pool *p = sp_registry_get(reg, "pool0");
+            if (p) {
+                void *a = sp_acquire(p);
+                if (a) {
+                    assert_ptr_equal(sp_registry_owner(reg, a), p);
+                    assert_int_equal(sp_registry_release(reg, a), SP_OK);
+                }
+            }
+            sp_registry_destroy(reg);
+        }
+        EXPECT_NO_LEAK(&ta);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(added_pool_is_found_by_name_and_named_after_it),
@@ -357,6 +425,8 @@ int main(void) {
         cmocka_unit_test(fixed_buffer_pools_are_found_by_owner),
         cmocka_unit_test(long_names_are_distinct_keys),
         cmocka_unit_test(null_registry_arguments_are_harmless),
+        cmocka_unit_test(registry_with_desc_routes_memory_and_lines_through_it),
+        cmocka_unit_test(registry_with_desc_survives_each_allocation_failing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
