@@ -209,7 +209,7 @@ typedef struct sp_desc {
     size_t initial;         /* members built at creation (=0) */
     size_t max;             /* most members built (=0: unbounded); mutable with sp_set_max */
     sp_overflow overflow;   /* what a saturated pool does (=SP_OVERFLOW_DROP) */
-    size_t chunk_items;     /* members reserved per allocation (=256, or max when smaller) */
+    size_t chunk_items;     /* members reserved per allocation (=max(256, initial), at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
     sp_release_fn on_release; /* every release path */

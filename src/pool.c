@@ -514,8 +514,12 @@ static sp__layout layout_of(const sp_desc *d) {
         return l;
     }
     l.chunk_items = d->chunk_items;
-    if (l.chunk_items == 0)
-        l.chunk_items = d->max && d->max < SP__DEFAULT_CHUNK_ITEMS ? d->max : SP__DEFAULT_CHUNK_ITEMS;
+    if (l.chunk_items == 0) {
+        /* A pool told its working size up front gets it in one chunk: every release then hits
+           the chunk hint, and nothing is reserved beyond what `initial` asked for. */
+        l.chunk_items = d->initial > SP__DEFAULT_CHUNK_ITEMS ? d->initial : SP__DEFAULT_CHUNK_ITEMS;
+        if (d->max && d->max < l.chunk_items) l.chunk_items = d->max;
+    }
     if (l.chunk_items > (SIZE_MAX >> 2) / (l.stride + sizeof(sp__slot))) {
         l.why = "chunk_items * item size overflows";
         return l;

@@ -410,6 +410,30 @@ static void result_strings_are_distinct_and_unknown_values_named(void **state) {
     assert_int_equal(SP_OK, 0);
 }
 
+/* With chunk_items left at its default, `initial` members come in one chunk: contiguous, and
+   the next chunk only when the pool grows past them. */
+static void initial_members_share_one_chunk_by_default(void **state) {
+    (void)state;
+    sp_desc d = {.item_size = 48, .initial = 1000};
+    sp_pool *p = sp_pool_create(&d);
+    char *lo = NULL, *hi = NULL;
+    void *items[1000];
+    for (int i = 0; i < 1000; i++) {
+        char *it = (char *)(items[i] = sp_acquire(p));
+        if (!lo || it < lo) lo = it;
+        if (!hi || it > hi) hi = it;
+    }
+    assert_int_equal((size_t)(hi - lo), 999u * 48u);
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_int_equal(s.created, 1000);
+    for (int i = 0; i < 1000; i++) sp_release(p, items[i]);
+    sp_pool_destroy(p);
+
+    sp_desc capped = {.item_size = 48, .initial = 1000, .max = 600};
+    assert_null(sp_pool_create(&capped)); /* initial above max stays invalid */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_builds_initial_members_running_create_once_each),
@@ -431,6 +455,7 @@ int main(void) {
         cmocka_unit_test(stats_of_a_null_pool_are_zero),
         cmocka_unit_test(bytes_counts_what_the_pool_holds),
         cmocka_unit_test(result_strings_are_distinct_and_unknown_values_named),
+        cmocka_unit_test(initial_members_share_one_chunk_by_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
