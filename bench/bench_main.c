@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "spawnpool_dense.h"
 
 /* ---------------------------------------------------------------------------------------------
    Parameters
@@ -861,6 +862,113 @@ static void run_steady(size_t n, size_t item_size) {
    Command line
    ------------------------------------------------------------------------------------------ */
 
+/* ---------------------------------------------------------------------------------------------
+   Dense: sp_dense (a packed array, swap-remove) against sp_pool for a particle system's two
+   jobs: updating every particle (dense_iterate, ns per particle) and random churn (dense_churn,
+   remove a random particle and add one, ns per pair). Both hold n live 64-byte particles.
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct dense_cell {
+    sp_dense *dense;
+    sp_pool *pool;
+    void **live; /* the pool's members, for picking a random one to release */
+    size_t n;
+    uint64_t rng;
+    double iterate[64], churn[64];
+} dense_cell;
+
+static size_t dense_iterate_segment(dense_cell *c, size_t ops) {
+    size_t rounds = ops / c->n ? ops / c->n : 1, visited = 0;
+    float dt = 1.0f / 60.0f;
+    for (size_t r = 0; r < rounds; r++) {
+        if (c->dense) {
+            particle *p = sp_dense_data(c->dense);
+            size_t count = sp_dense_count(c->dense);
+            for (size_t i = 0; i < count; i++) {
+                p[i].x += p[i].vx * dt;
+                p[i].y += p[i].vy * dt;
+            }
+            visited += count;
+        } else {
+            visited += sp_each(c->pool, particle_update, &dt);
+        }
+    }
+    return visited;
+}
+
+static size_t dense_churn_segment(dense_cell *c, size_t ops) {
+    particle fresh = {0, 0, 1, 1};
+    for (size_t k = 0; k < ops; k++) {
+        size_t i = rng_below(&c->rng, c->n);
+        if (c->dense) {
+            sp_dense_remove_at(c->dense, i);
+            sp_dense_add(c->dense, &fresh);
+        } else {
+            sp_release(c->pool, c->live[i]);
+            c->live[i] = sp_acquire(c->pool);
+        }
+    }
+    return ops;
+}
+
+static void run_dense(size_t n, size_t item_size) {
+    dense_cell cells[2];
+    memset(cells, 0, sizeof cells);
+    size_t repeats = params.repeats < 64 ? params.repeats : 64;
+    for (int k = 0; k < 2; k++) {
+        dense_cell *c = &cells[k];
+        c->n = n;
+        c->rng = 0xDE5E0000u + n;
+        if (k == 0) {
+            c->dense = sp_dense_create(&(sp_dense_desc){.name = "bench", .item_size = item_size, .max = n,
+                                                        .initial = n});
+        } else {
+            c->pool = sp_pool_create(&(sp_desc){.name = "bench", .item_size = item_size, .max = n,
+                                                .initial = n});
+            c->live = xcalloc(n, sizeof *c->live);
+        }
+        particle fresh = {0, 0, 1, 1};
+        for (size_t i = 0; i < n; i++) {
+            if (c->dense) sp_dense_add(c->dense, &fresh);
+            else c->live[i] = sp_acquire(c->pool);
+        }
+        dense_churn_segment(c, n); /* scramble: live members out of address order; warm-up */
+        dense_iterate_segment(c, params.ops);
+    }
+    for (size_t r = 0; r < repeats; r++) {
+        for (int j = 0; j < 2; j++) {
+            dense_cell *c = &cells[(j + (int)r) % 2];
+            uint64_t t0 = now_ns();
+            size_t done = dense_iterate_segment(c, params.ops);
+            uint64_t t1 = now_ns();
+            c->iterate[r] = (double)(t1 - t0) / (double)done;
+            t0 = now_ns();
+            done = dense_churn_segment(c, params.ops);
+            t1 = now_ns();
+            c->churn[r] = (double)(t1 - t0) / (double)done;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        dense_cell *c = &cells[k];
+        const char *impl = c->dense ? "sp_dense" : "spawnpool";
+        double *series[2] = {c->iterate, c->churn};
+        const char *names[2] = {"dense_iterate", "dense_churn"};
+        for (int w = 0; w < 2; w++) {
+            double mn = series[w][0];
+            for (size_t r = 1; r < repeats; r++)
+                if (series[w][r] < mn) mn = series[w][r];
+            emit(names[w], n, item_size, impl, "ns_per_op_median", median_of(series[w], repeats), "ns");
+            emit(names[w], n, item_size, impl, "ns_per_op_min", mn, "ns");
+        }
+        if (c->dense) sp_dense_destroy(c->dense);
+        if (c->pool) {
+            sp_release_all(c->pool);
+            sp_pool_destroy(c->pool);
+        }
+        free(c->live);
+    }
+}
+
 static size_t parse_list(const char *s, size_t *out, size_t cap) {
     size_t count = 0;
     while (*s && count < cap) {
@@ -875,7 +983,7 @@ static size_t parse_list(const char *s, size_t *out, size_t cap) {
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady\n"
+            "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady|dense\n"
             "               [--quick] [--impl a,b] [--n 1000,100000] [--sizes 16,64,256]\n"
             "               [--datadir DIR]\n");
     return 2;
@@ -948,6 +1056,7 @@ int main(int argc, char **argv) {
             else if (strcmp(workload, "resolve") == 0) run_resolve(n, size);
             else if (strcmp(workload, "memory") == 0) run_memory(impls, impl_count, n, size);
             else if (strcmp(workload, "steady") == 0) run_steady(n, size);
+            else if (strcmp(workload, "dense") == 0) run_dense(n, size);
             else if (strcmp(workload, "frame") == 0) {
                 run_frame(impls, impl_count);
                 return 0;

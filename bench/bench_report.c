@@ -28,7 +28,7 @@ static size_t row_count;
 static const char *const impl_order[] = {
     "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "freelist",
     "array_order",
-    "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc",
+    "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc", "sp_dense",
 };
 enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
 
@@ -485,6 +485,13 @@ int main(int argc, char **argv) {
     timing_table(md, "iterate", 64, "Visit and update every live particle; spawnpool walks "
                                      "with sp_each, spawnpool_next with sp_first/sp_next, the "
                                      "others an array of pointers.");
+    timing_table(md, "dense_iterate", 64, "A particle system's update: sp_dense loops over its packed "
+                                           "array, spawnpool walks its members with sp_each (after "
+                                           "random churn, so neither is in address order); op = one "
+                                           "particle.");
+    timing_table(md, "dense_churn", 64, "Remove a random particle and add one: sp_dense swap-removes "
+                                         "(moving the last element), spawnpool releases and "
+                                         "acquires; op = one pair.");
     for (size_t s = 0; s < 2; s++) {
         size_t size = s ? 256 : 16;
         timing_table(md, "lifo", size, "As above.");

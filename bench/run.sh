@@ -73,7 +73,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # (root only; otherwise the run goes ahead at normal priority).
 prio=()
 if [ "$(id -u)" = 0 ] && nice -n -10 true 2>/dev/null; then prio=(nice -n -10); fi
-for w in lifo churn fifo reclaim resolve iterate frame memory steady; do
+for w in lifo churn fifo reclaim resolve iterate frame memory steady dense; do
   echo "== $w" >&2
   "${prio[@]}" "$build/spbench" --workload "$w" "${quick[@]}" --datadir "$data" >> "$tmp"
 done
