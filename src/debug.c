@@ -27,8 +27,6 @@
 #  include <valgrind/memcheck.h>
 #endif
 
-size_t sp__debug_bytes_per_member(void) { return SP__DBG_BYTES; }
-
 #if SP_DEBUG
 
 void sp__dbg_poison(void *mem, size_t size) {

@@ -1086,11 +1086,10 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
     return SP_ERR_NOT_LEASED;
 }
 
-/* Every release that is not the plain case: a member found through the address map (idx
-   SP__NIL on entry), refusals, on_release, and a retirement. */
+/* Every release of a found member that is not the plain case: refusals, on_release, and a
+   retirement. */
 static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
-    if (idx == SP__NIL) idx = index_of(pool, item);
-    if (idx == SP__NIL || (slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
+    if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
         return release_refused(pool, idx, item);
     lease_unlink(pool, slot_at(pool, idx));
     /* Until on_release returns the member is still leased (is_leased, resolve, and the stats

@@ -7,7 +7,6 @@
 #define SP_NO_SITE_MACROS
 #include <spawnpool.h>
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -167,7 +166,6 @@ void sp__log(const sp_pool *pool, sp__msg msg, ...);
 void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...);
 /* Same, with an explicit logger and name (for descriptors that never became a pool). */
 void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...);
-void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap);
 
 /* The logger behind a zeroed sp_logger: warnings and errors to stderr. */
 void sp__default_log(sp_log_level level, const char *pool_name, const char *message, void *user);
@@ -207,8 +205,6 @@ typedef struct sp__dbg {
 #  define SP__DBG_BYTES ((size_t)0)
 #endif
 
-static inline size_t sp__align8(size_t x) { return (x + 7u) & ~(size_t)7u; }
-
 #if SP_DEBUG
 /* A member becomes free (released or prewarmed): checksum, optional fill, poison. */
 void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item);
@@ -225,8 +221,6 @@ void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line);
 /* ---- white-box test hooks ------------------------------------------------------------- */
 /* Sets the life counter of the slot holding item (a built member), to test exhaustion. */
 void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
-/* Bytes of debug records per member in this build of the library (0 with SP_DEBUG=0). */
-size_t sp__debug_bytes_per_member(void);
 /* Checks every internal invariant (lists, counts, states); returns false and logs on error.
    O(size). */
 bool sp__pool_check(const sp_pool *pool);

@@ -3,6 +3,7 @@
    apart. */
 #include "sp_internal.h"
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +64,6 @@ static void sp__vlog_level(const sp_logger *logger, const char *name, int level,
         sp__default_log(lv, name ? name : "", line, NULL);
 }
 
-void sp__vlog_to(const sp_logger *logger, const char *name, sp__msg msg, va_list ap) {
-    sp__vlog_level(logger, name, -1, msg, ap);
-}
-
 void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...) {
     va_list ap;
     va_start(ap, msg);
@@ -77,14 +74,14 @@ void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...) {
 void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...) {
     va_list ap;
     va_start(ap, msg);
-    sp__vlog_to(logger, name, msg, ap);
+    sp__vlog_level(logger, name, -1, msg, ap);
     va_end(ap);
 }
 
 void sp__log(const sp_pool *pool, sp__msg msg, ...) {
     va_list ap;
     va_start(ap, msg);
-    sp__vlog_to(pool ? &pool->logger : NULL, pool ? pool->name : "", msg, ap);
+    sp__vlog_level(pool ? &pool->logger : NULL, pool ? pool->name : "", -1, msg, ap);
     va_end(ap);
 }
 
