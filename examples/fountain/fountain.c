@@ -380,15 +380,8 @@ static void fs_log_second(const fs_sim *sim, uint64_t calls_before[FS_SIDES]) {
 
 static int fs_run_terminal(const fs_options *opt) {
     double seconds = opt->seconds > 0 ? opt->seconds : FS_TERM_SECONDS;
-    fs_config cfg = opt->sim;
-    cfg.warmup = seconds / 2 < FS_LIFE_MAX ? seconds / 2 : FS_LIFE_MAX;
-    cfg.frames_hint = (size_t)(seconds * 60.0) + 1;
     fs_sim sim;
-    if (!fs_sim_init(&sim, &cfg)) {
-        fprintf(stderr, "fountain: cannot create the pool: %s\n", sim.log_last);
-        fs_sim_fini(&sim);
-        return 1;
-    }
+    if (!fs_sim_start(&sim, &opt->sim, seconds, (size_t)(seconds * 60.0) + 1)) return 1;
     bool tty = isatty(STDOUT_FILENO);
     fs_term t = {0};
     if (tty) {

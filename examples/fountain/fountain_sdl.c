@@ -313,16 +313,9 @@ static void fs_finish(const fs_sim *sim, bool kv) {
    Headless: the offscreen surface and its software renderer need no display.
    ------------------------------------------------------------------------------------------ */
 int fs_run_headless(const fs_options *opt) {
-    fs_config cfg = opt->sim;
     double seconds = opt->frames * FS_DT;
-    cfg.warmup = seconds / 2 < FS_LIFE_MAX ? seconds / 2 : FS_LIFE_MAX;
-    cfg.frames_hint = opt->frames;
     fs_sim sim;
-    if (!fs_sim_init(&sim, &cfg)) {
-        fprintf(stderr, "fountain: cannot create the pool: %s\n", sim.log_last);
-        fs_sim_fini(&sim);
-        return 1;
-    }
+    if (!fs_sim_start(&sim, &opt->sim, seconds, opt->frames)) return 1;
     SDL_Surface *surface = SDL_CreateRGBSurfaceWithFormat(0, FS_W, FS_H, 32, SDL_PIXELFORMAT_RGB888);
     SDL_Renderer *r = surface ? SDL_CreateSoftwareRenderer(surface) : NULL;
     if (!r) {
@@ -412,13 +405,8 @@ int fs_run_window(const fs_options *opt) {
     SDL_RenderSetLogicalSize(r, FS_W, FS_H);
 
     double seconds = opt->seconds > 0 ? opt->seconds : FS_WINDOW_SECONDS;
-    fs_config cfg = opt->sim;
-    cfg.warmup = seconds / 2 < FS_LIFE_MAX ? seconds / 2 : FS_LIFE_MAX;
-    cfg.frames_hint = (size_t)(seconds * 60.0) + 1;
     fs_sim sim;
-    if (!fs_sim_init(&sim, &cfg)) {
-        fprintf(stderr, "fountain: cannot create the pool: %s\n", sim.log_last);
-        fs_sim_fini(&sim);
+    if (!fs_sim_start(&sim, &opt->sim, seconds, (size_t)(seconds * 60.0) + 1)) {
         SDL_DestroyRenderer(r);
         SDL_DestroyWindow(win);
         SDL_Quit();

@@ -203,6 +203,16 @@ static void fs_side_record(fs_sim *sim, fs_side *side, double ms) {
 /* ---------------------------------------------------------------------------------------------
    Life cycle
    ------------------------------------------------------------------------------------------ */
+bool fs_sim_start(fs_sim *sim, const fs_config *base, double seconds, size_t frames) {
+    fs_config cfg = *base;
+    cfg.warmup = seconds / 2 < FS_LIFE_MAX ? seconds / 2 : FS_LIFE_MAX;
+    cfg.frames_hint = frames;
+    if (fs_sim_init(sim, &cfg)) return true;
+    fprintf(stderr, "fountain: cannot create the pool: %s\n", sim->log_last);
+    fs_sim_fini(sim);
+    return false;
+}
+
 bool fs_sim_init(fs_sim *sim, const fs_config *cfg) {
     memset(sim, 0, sizeof *sim);
     sim->cfg = *cfg;

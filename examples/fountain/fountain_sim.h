@@ -105,6 +105,10 @@ typedef struct fs_sim {
    pool cannot be created (the reason is in sim->log_last). */
 bool fs_sim_init(fs_sim *sim, const fs_config *cfg);
 void fs_sim_fini(fs_sim *sim);
+/* What every front end does first: fs_sim_init for a run of `seconds` over `frames` frames
+   (warm-up: half the run, at most a spark's life), reporting a failure on stderr (then the sim
+   is already finished). */
+bool fs_sim_start(fs_sim *sim, const fs_config *base, double seconds, size_t frames);
 
 /* Advances both sides by FS_DT: ages and moves sparks, ends spent ones, spawns new ones. */
 void fs_sim_step(fs_sim *sim);
