@@ -45,13 +45,26 @@
     A pool grows one member at a time until `max` members are built. When it is saturated (no
     free member, `max` reached):
     SP_OVERFLOW_DROP     sp_acquire returns NULL and counts `dropped` (the default).
-    SP_OVERFLOW_RECLAIM  the lowest-`priority` leased member (the oldest acquisition when
-                         `priority` is NULL, or on ties) is released and handed straight back:
+    SP_OVERFLOW_RECLAIM  the lowest-`priority` leased member (when `priority` is NULL, or on
+                         ties, the first in the pool's order: the oldest acquisition by default) is released and handed straight back:
                          on_release, then on_acquire, same pointer. Counts `reclaimed`.
     SP_OVERFLOW_GROW     `max` is a soft budget: the pool builds past it, counts
                          `grown_past_max` and logs a warning.
     sp_acquire_force() reclaims where sp_acquire would drop, so it returns NULL only when the
     allocator fails.
+
+    ORDER OF THE LEASED MEMBERS
+    ===========================
+    Iteration (sp_first/sp_next, sp_each, sp_release_all, sp_leased_each) and the reclaim
+    victim follow the pool's `order`, chosen at creation:
+    SP_ORDER_ACQUISITION  oldest acquisition first; a reclaim takes the oldest. Kept in a list
+                          that every acquire and release updates (two more cache lines touched
+                          by a release). The default under SP_OVERFLOW_RECLAIM.
+    SP_ORDER_MEMORY       memory order: chunk by chunk, each in address order, which is also the
+                          fastest order to walk. Acquire and release touch nothing but the
+                          member's own bookkeeping. A reclaim (sp_acquire_force, or RECLAIM set
+                          later with sp_set_overflow) takes the next leased member after the one
+                          it took last, round robin in memory order. The default otherwise.
 
     HANDLES
     =======
@@ -162,6 +175,13 @@ typedef enum sp_overflow {
     SP_OVERFLOW_GROW = 2
 } sp_overflow;
 
+/* Which order iteration and reclaims follow; see ORDER OF THE LEASED MEMBERS above. */
+typedef enum sp_order {
+    SP_ORDER_DEFAULT = 0,     /* ACQUISITION under SP_OVERFLOW_RECLAIM, MEMORY otherwise */
+    SP_ORDER_ACQUISITION = 1, /* oldest acquisition first */
+    SP_ORDER_MEMORY = 2       /* address order, chunk by chunk */
+} sp_order;
+
 /* Result codes and their descriptions, in one table so the two never drift apart. */
 #define SP_RESULT_LIST(X)                                                                         \
     X(SP_OK, 0, "ok")                                                                             \
@@ -209,12 +229,14 @@ typedef struct sp_desc {
     size_t initial;         /* members built at creation (=0) */
     size_t max;             /* most members built (=0: unbounded); mutable with sp_set_max */
     sp_overflow overflow;   /* what a saturated pool does (=SP_OVERFLOW_DROP) */
+    sp_order order;         /* iteration and reclaim order, fixed for the pool's life
+                               (=ACQUISITION under RECLAIM, MEMORY otherwise) */
     size_t chunk_items;     /* members reserved per allocation (=max(256, initial), at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
     sp_release_fn on_release; /* every release path */
     sp_dispose_fn dispose;  /* once per member when destroyed */
-    sp_priority_fn priority; /* RECLAIM victim: the lowest value (=NULL: the oldest) */
+    sp_priority_fn priority; /* RECLAIM victim: the lowest value (=NULL: the oldest; see order) */
     void *user;             /* passed to every hook */
     sp_allocator allocator; /* (=C library) */
     sp_logger logger;       /* (=warnings and errors to stderr) */
@@ -311,9 +333,9 @@ SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
            nothing and log a warning naming the pool. O(1); never reads outside the pool. */
 SP_API sp_result sp_release(sp_pool *pool, void *item);
 
-/* Releases every leased member, oldest first (skipping members whose own hook is running).
-   @return the members this call released; members that hooks release meanwhile are released
-   too but not counted. O(leased). */
+/* Releases every leased member in the pool's order (skipping members whose own hook is
+   running). @return the members this call released; members that hooks release meanwhile are
+   released too but not counted. O(leased) (SP_ORDER_MEMORY: O(slots)). */
 SP_API size_t sp_release_all(sp_pool *pool);
 
 /* The same calls, recording where they were made (for leak reports and write-after-release
@@ -346,19 +368,25 @@ static inline bool sp_handle_eq(sp_handle a, sp_handle b) { return a.id == b.id;
    Iteration
    ------------------------------------------------------------------------------------------ */
 
-/* The leased member acquired longest ago, or NULL. O(1). */
+/* The first leased member in the pool's order (SP_ORDER_ACQUISITION: the one acquired longest
+   ago), or NULL. O(1) (SP_ORDER_MEMORY: O(slots before it)). */
 SP_API void *sp_first(const sp_pool *pool);
 
-/* The leased member acquired after item, or NULL at the end (or when item is not leased).
+/* The leased member after item in the pool's order, or NULL at the end (or when item is not
+   leased).
    Releasing item after taking its next is safe:
        for (void *it = sp_first(p), *nx; it; it = nx) { nx = sp_next(p, it); ... }
-   Expected O(1): it recognises item as sp_release does. sp_each walks without lookups. */
+   Expected O(1) (SP_ORDER_MEMORY: O(slots up to the next leased member)): it recognises item
+   as sp_release does. sp_each walks without lookups. */
 SP_API void *sp_next(const sp_pool *pool, const void *item);
 
-/* Calls fn(item, user) for every leased member, oldest acquisition first, until fn returns
-   false. fn may release the member it is given (and acquire others: they come after it, and
-   are visited); if it releases the member that was next, the walk stops there rather than go
-   astray. @return members visited. O(leased), no lookups: the fastest way to update them all. */
+/* Calls fn(item, user) for every leased member in the pool's order, until fn returns false.
+   fn may release the member it is given, and acquire others. SP_ORDER_ACQUISITION: those come
+   after it and are visited; if fn releases the member that was next, the walk stops there
+   rather than go astray. SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie
+   after it in memory order, and a member released meanwhile is skipped.
+   @return members visited. O(leased) (SP_ORDER_MEMORY: O(slots), in address order), no
+   lookups: the fastest way to update them all. */
 typedef bool (*sp_each_fn)(void *item, void *user);
 SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
 
@@ -369,7 +397,7 @@ SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
 /* Fills *out (zeroes it for a NULL pool). O(1). */
 SP_API void sp_stats_get(const sp_pool *pool, sp_stats *out);
 
-/* Calls fn for every leased member, oldest acquisition first, with the site that acquired it
+/* Calls fn for every leased member in the pool's order, with the site that acquired it
    (file NULL, line 0 when unknown: a library built with SP_DEBUG=0, or a call without the site
    macros). fn must not release members. @return the number of leased members. O(leased). */
 typedef void (*sp_leased_fn)(void *item, const char *file, int line, void *user);

@@ -1,6 +1,7 @@
 /* pool.c -- the object pool: chunks of members with 12 bytes of bookkeeping each, a free list,
-   a lease list in acquisition order, life counters for handles, and an address map that
-   recognises members (and rejects everything else) in expected O(1).
+   a lease list in acquisition order (SP_ORDER_ACQUISITION pools only), life counters for
+   handles, and an address map that recognises members (and rejects everything else) in expected
+   O(1).
 
    See docs/design.md for the layout. In short: slot index = chunk number << chunk_shift | i;
    a member's address = chunk.items + i * stride; its slot = chunk.slots[i]. */
@@ -36,6 +37,21 @@ static inline uint32_t index_in_chunk(const sp_pool *p, uint32_t c, uintptr_t a)
     return q < ch->count ? (c << p->chunk_shift) | (uint32_t)q : SP__NIL;
 }
 
+/* The same check against the hinted chunk, from the copy in the pool. */
+static inline uint32_t index_in_hint(const sp_pool *p, uintptr_t a) {
+    uint64_t q = rotr64((uint64_t)(a - p->hint_items), p->stride_rot) * p->stride_inv;
+    return q < p->hint_count ? p->hint_base + (uint32_t)q : SP__NIL;
+}
+
+/* The hint is a cache, not state: setting it from a const lookup is harmless (a pool is used by
+   one thread at a time, and pools are never const objects). */
+static void hint_set(const sp_pool *pool, uint32_t c) {
+    sp_pool *p = (sp_pool *)(uintptr_t)pool;
+    p->hint_items = (uintptr_t)p->chunks[c].items;
+    p->hint_count = p->chunks[c].count;
+    p->hint_base = c << p->chunk_shift;
+}
+
 static inline uint32_t bucket_of(uintptr_t block, uint32_t bits) {
     return (uint32_t)(((uint64_t)block * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - bits));
 }
@@ -61,12 +77,10 @@ static inline uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
    of one of this pool's slots. Reads only the pool's own bookkeeping. Members released together
    tend to share a chunk, so the chunk of the last hit is tried before the map. */
 static inline uint32_t index_of(const sp_pool *p, const void *item) {
-    uint32_t idx = index_in_chunk(p, p->hint_chunk, (uintptr_t)item);
+    uint32_t idx = index_in_hint(p, (uintptr_t)item);
     if (SP__LIKELY(idx != SP__NIL)) return idx;
     idx = index_mapped(p, (uintptr_t)item);
-    /* The hint is a cache, not state: updating it from a const lookup is harmless (a pool is
-       used by one thread at a time, and pools are never const objects). */
-    if (idx != SP__NIL) ((sp_pool *)(uintptr_t)p)->hint_chunk = idx >> p->chunk_shift;
+    if (idx != SP__NIL) hint_set(p, idx >> p->chunk_shift);
     return idx;
 }
 
@@ -127,6 +141,32 @@ static void unbuilt_push(sp_pool *p, uint32_t idx, sp__slot *s) {
     p->unbuilt_head = idx;
 }
 
+/* What iteration visits: leased, and not in its on_release hook (an ordered pool has already
+   unlinked such a member). */
+static inline bool visible_leased(uint32_t word) {
+    return (word & (SP__STATE_MASK | SP__RELEASING)) == SP__LEASED;
+}
+
+/* Memory order (unordered pools, which keep no lease list): the first slot at or after `from`,
+   chunk by chunk, whose member iteration visits; SP__NIL when there is none. O(slots scanned). */
+static uint32_t leased_from(const sp_pool *p, uint32_t from) {
+    for (uint32_t c = from >> p->chunk_shift; c < p->chunk_count; c++) {
+        uint32_t base = c << p->chunk_shift, count = p->chunks[c].count;
+        for (uint32_t i = c == from >> p->chunk_shift ? from & p->chunk_mask : 0u; i < count; i++)
+            if (visible_leased(p->slots[base | i].word)) return base | i;
+    }
+    return SP__NIL;
+}
+
+/* The pool's order, whichever it is: the first leased member, and the one after idx. */
+static uint32_t leased_first(const sp_pool *p) {
+    return p->ordered ? p->lease_head : leased_from(p, 0);
+}
+
+static uint32_t leased_next(const sp_pool *p, uint32_t idx) {
+    return p->ordered ? p->slots[idx].next : leased_from(p, idx + 1u);
+}
+
 /* ---------------------------------------------------------------------------------------------
    Hooks: every hook runs with the member marked busy, so that it cannot be released or
    reclaimed from inside its own hook, and with hook_depth raised, so that calls that would
@@ -154,7 +194,9 @@ static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t idx, void *item, co
 }
 
 static SP__NOINLINE void run_on_release(sp_pool *p, uint32_t idx, void *item) {
+    p->slots[idx].word |= SP__RELEASING;
     SP__RUN_HOOK(p, idx, p->on_release(item, p->user));
+    p->slots[idx].word &= ~(uint32_t)SP__RELEASING;
 }
 
 static void run_dispose(sp_pool *p, uint32_t idx, void *item) {
@@ -237,6 +279,7 @@ static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, uint32_t co
         if (sp__state(&p->slots[idx]) != SP__RETIRED) unbuilt_push(p, idx, &p->slots[idx]);
     }
     p->reserved += count;
+    hint_set(p, c); /* its members are the next to be built */
     DBG_POISON(items, (size_t)count * p->stride);
 }
 
@@ -380,6 +423,7 @@ static void chunks_release_empty(sp_pool *p) {
         any = true;
     }
     if (!any) return;
+    p->hint_count = 0; /* the hinted chunk may be gone: the next lookup sets it again */
     unbuilt_rebuild(p);
     /* Shrinking the map cannot need memory it does not have: on failure, blank the old one and
        re-insert the live chunks into it. */
@@ -497,6 +541,10 @@ static sp__layout layout_of(const sp_desc *d) {
         l.why = "unknown overflow policy";
         return l;
     }
+    if ((uint64_t)d->order > (uint64_t)SP_ORDER_MEMORY) {
+        l.why = "unknown order";
+        return l;
+    }
     if (d->max > SP__SLOT_LIMIT) {
         l.why = "max is larger than 16777216 (the slot limit)";
         return l;
@@ -572,6 +620,10 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->stride_inv = inv;
     p->max = d->max;
     p->overflow = d->overflow;
+    p->ordered = d->order == SP_ORDER_ACQUISITION ||
+                 (d->order == SP_ORDER_DEFAULT && d->overflow == SP_OVERFLOW_RECLAIM);
+    p->plain_acquire = !p->ordered && !d->on_acquire;
+    p->plain_release = !p->ordered && !d->on_release;
     p->create = d->create;
     p->on_acquire = d->on_acquire;
     p->on_release = d->on_release;
@@ -731,15 +783,22 @@ static size_t report_sites(const sp_pool *p, const char *what, sp_log_level leve
 /* Takes every member out of its list and disposes it; leased members' lives end. */
 static size_t dispose_all(sp_pool *p) {
     size_t n = 0;
+    uint32_t from = 0; /* unordered pools: the leased slots below this are done */
     for (;;) {
-        uint32_t idx;
+        uint32_t idx = p->lease_head;
         sp__slot *s;
         bool was_leased;
-        if (p->lease_head != SP__NIL) {
-            idx = p->lease_head;
+        if (!p->ordered && p->leased) {
+            idx = leased_from(p, from);
+            /* a dispose hook may have acquired a member below `from`: look once more */
+            if (idx == SP__NIL) idx = leased_from(p, 0);
+            if (idx != SP__NIL) from = idx + 1u;
+        }
+        if (idx != SP__NIL) {
             s = slot_at(p, idx);
-            lease_unlink(p, s);
+            if (p->ordered) lease_unlink(p, s);
             p->leased--;
+            p->leased_disposed++;
             was_leased = true;
         } else if (p->free_head != SP__NIL) {
             idx = p->free_head;
@@ -907,32 +966,54 @@ static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
     DBG_FREED(p, idx, item_at(p, idx));
 }
 
-/* on_acquire, apart so that the hook-free path makes no call (and saves no registers). */
-static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, const void *arg) {
-    run_on_acquire(p, idx, item, arg);
+/* The lease list and on_acquire, apart so that the plain path makes no call (and saves no
+   registers). */
+static SP__NOINLINE void *lease_extra(sp_pool *p, uint32_t idx, void *item, const void *arg) {
+    if (p->ordered) lease_append(p, idx, slot_at(p, idx));
+    if (p->on_acquire) run_on_acquire(p, idx, item, arg);
     return item;
 }
 
 static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
-    lease_append(p, idx, s);
     s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
     if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
     p->acquired++;
-    void *item = item_at(p, idx);
+    /* Through the hinted chunk when idx is in it (the last released member usually is): no
+       chunk record to read. */
+    uint32_t in_hint = idx - p->hint_base;
+    void *item = SP__LIKELY(in_hint < p->hint_count)
+                     ? (void *)(p->hint_items + (uintptr_t)in_hint * p->stride)
+                     : item_at(p, idx);
     DBG_LEASING(p, idx, item);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    if (p->on_acquire) return lease_hooked(p, idx, item, arg);
+    if (SP__UNLIKELY(!p->plain_acquire)) return lease_extra(p, idx, item, arg);
     return item;
 }
 
-/* The leased member a reclaim takes: the lowest priority (the oldest on ties), or the oldest;
-   never one that a hook is processing. */
-static uint32_t reclaim_victim(const sp_pool *p) {
+/* Unordered pools without a priority hook: round robin in memory order, from the slot after
+   the last victim, so that every leased member takes its turn. */
+static uint32_t reclaim_next_in_turn(sp_pool *p) {
+    for (int pass = 0; pass < 2; pass++) { /* from the cursor to the end, then from the start */
+        uint32_t from = pass ? 0u : p->reclaim_cursor;
+        for (uint32_t i = leased_from(p, from); i != SP__NIL; i = leased_from(p, i + 1u)) {
+            if (slot_at(p, i)->word & SP__BUSY) continue;
+            p->reclaim_cursor = i + 1u;
+            return i;
+        }
+    }
+    return SP__NIL;
+}
+
+/* The leased member a reclaim takes: the lowest priority (the first in the pool's order on
+   ties), or the first in the pool's order (the oldest, or the next in turn); never one that a
+   hook is processing. */
+static uint32_t reclaim_victim(sp_pool *p) {
+    if (!p->ordered && !p->priority) return reclaim_next_in_turn(p);
     uint32_t best = SP__NIL;
     double best_priority = 0.0;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
+    for (uint32_t i = leased_first(p); i != SP__NIL; i = leased_next(p, i)) {
         if (slot_at(p, i)->word & SP__BUSY) continue;
         if (!p->priority) return i;
         double pr = p->priority(item_at(p, i), p->user);
@@ -955,10 +1036,9 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     }
     sp__slot *s = slot_at(p, idx);
     void *item = item_at(p, idx);
-    lease_unlink(p, s);
+    if (p->ordered) lease_unlink(p, s);
     if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
     p->leased--;
-    p->released++;
     p->reclaimed++;
     s = slot_at(p, idx);
     if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
@@ -989,7 +1069,7 @@ static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) 
     uint32_t idx = member_build(p, past_max);
     if (idx == SP__NIL) {
         /* A fixed buffer with retired slots has no room left below max: saturated after all. */
-        if (p->fixed && p->lease_head != SP__NIL) {
+        if (p->fixed && p->leased > 0) {
             if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
             p->dropped++;
         }
@@ -1091,28 +1171,29 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
 static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
     if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
         return release_refused(pool, idx, item);
-    lease_unlink(pool, slot_at(pool, idx));
+    if (pool->ordered) lease_unlink(pool, slot_at(pool, idx));
     /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
        agree); its life ends after the hook. */
     if (pool->on_release) run_on_release(pool, idx, item);
     pool->leased--;
-    pool->released++;
     life_end_to_free(pool, idx);
     return SP_OK;
 }
 
-/* The plain release of member idx (leased, no on_release, not at its last life: the word would
-   carry out), inline; anything else goes to release_general. */
+/* The plain release of member idx (leased, in a plain pool: no lease list, no on_release; not at
+   its last life, where the word would carry out), inline; anything else goes to
+   release_general. */
 static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
+    /* The free list hands this member out next: start fetching its line for the caller's
+       writes now, in parallel with the slot's. */
+    SP__PREFETCH_W(item);
     sp__slot *s = slot_at(pool, idx);
     uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
     uint32_t word = s->word;
-    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || pool->on_release ||
+    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || !pool->plain_release ||
                      word + step < step))
         return release_general(pool, idx, item);
-    lease_unlink(pool, s);
     pool->leased--;
-    pool->released++;
     s->word = word + step; /* next life, now free */
     free_push(pool, idx, s);
     DBG_FREED(pool, idx, item);
@@ -1124,15 +1205,16 @@ static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
 static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
     uint32_t idx = index_mapped(pool, (uintptr_t)item);
     if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
-    pool->hint_chunk = idx >> pool->chunk_shift;
+    hint_set(pool, idx >> pool->chunk_shift);
     return release_found(pool, idx, item);
 }
 
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
-    uint32_t idx = index_in_chunk(pool, pool->hint_chunk, (uintptr_t)item);
-    if (SP__UNLIKELY(idx == SP__NIL)) return release_mapped(pool, item);
-    return release_found(pool, idx, item);
+    /* index_in_hint, spelled out: a hit needs no SP__NIL test on the way to release_found */
+    uint64_t q = rotr64((uint64_t)((uintptr_t)item - pool->hint_items), pool->stride_rot) * pool->stride_inv;
+    if (SP__UNLIKELY(q >= pool->hint_count)) return release_mapped(pool, item);
+    return release_found(pool, pool->hint_base + (uint32_t)q, item);
 }
 
 sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
@@ -1145,6 +1227,14 @@ sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
 size_t sp_release_all(sp_pool *pool) {
     if (!pool) return 0;
     size_t n = 0;
+    if (!pool->ordered) { /* memory order; members released meanwhile are simply not found */
+        for (uint32_t idx = leased_from(pool, 0); idx != SP__NIL; idx = leased_from(pool, idx + 1u)) {
+            if (slot_at(pool, idx)->word & SP__BUSY) continue;
+            sp_release(pool, item_at(pool, idx));
+            n++;
+        }
+        return n;
+    }
     /* Release from the head, skipping members whose own hooks are running (a release_all
        called from a hook). Hooks may release others meanwhile: re-read the head each time. */
     uint32_t idx = pool->lease_head;
@@ -1204,11 +1294,17 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
+    if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap)) return resolve_refused(pool, handle);
     /* A leased slot always lies in a live chunk, so the word alone decides. */
-    if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap) ||
-        (pool->slots[idx].word & ~(uint32_t)SP__BUSY) != (life << SP__FLAG_BITS | SP__LEASED))
+    uint32_t word = pool->slots[idx].word;
+    if (SP__UNLIKELY((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED))) {
+        /* A life the slot has moved past: stale, the expected case, and silent. */
+        if (life != 0 && life < word >> SP__FLAG_BITS) return NULL;
         return resolve_refused(pool, handle);
-    return item_at(pool, idx);
+    }
+    uint32_t in_hint = idx - pool->hint_base;
+    return SP__LIKELY(in_hint < pool->hint_count) ? (void *)(pool->hint_items + (uintptr_t)in_hint * pool->stride)
+                                                   : item_at(pool, idx);
 }
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {
@@ -1229,22 +1325,37 @@ bool sp__pool_has_member(const sp_pool *pool, const void *item) {
    ------------------------------------------------------------------------------------------ */
 
 void *sp_first(const sp_pool *pool) {
-    if (!pool || pool->lease_head == SP__NIL) return NULL;
-    return item_at(pool, pool->lease_head);
+    uint32_t idx = pool ? leased_first(pool) : SP__NIL;
+    return idx == SP__NIL ? NULL : item_at(pool, idx);
 }
 
 void *sp_next(const sp_pool *pool, const void *item) {
     if (!pool || !item) return NULL;
     uint32_t idx = index_of(pool, item);
     if (idx == SP__NIL) return NULL;
-    const sp__slot *s = slot_at(pool, idx);
     /* A member in its on_release hook is already out of the list: its links are stale. */
-    if (sp__state(s) != SP__LEASED || (s->word & SP__BUSY) || s->next == SP__NIL) return NULL;
-    return item_at(pool, s->next);
+    if (!visible_leased(slot_at(pool, idx)->word)) return NULL;
+    uint32_t next = leased_next(pool, idx);
+    return next == SP__NIL ? NULL : item_at(pool, next);
+}
+
+/* sp_each in memory order: every built slot in turn. fn may acquire, release, grow the slot
+   array or add chunks, so the loop bounds and arrays are read again after every call. */
+static size_t each_in_memory_order(sp_pool *pool, sp_each_fn fn, void *user) {
+    size_t n = 0;
+    for (uint32_t c = 0; c < pool->chunk_count; c++) {
+        for (uint32_t i = 0; i < pool->chunks[c].count; i++) {
+            if (!visible_leased(pool->slots[c << pool->chunk_shift | i].word)) continue;
+            n++;
+            if (!fn(pool->chunks[c].items + (size_t)i * pool->stride, user)) return n;
+        }
+    }
+    return n;
 }
 
 size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     if (!pool || !fn) return 0;
+    if (!pool->ordered) return each_in_memory_order(pool, fn, user);
     size_t n = 0;
     uint32_t idx = pool->lease_head;
     while (idx != SP__NIL) {
@@ -1286,7 +1397,7 @@ static void leased_site(const sp_pool *p, uint32_t idx, const char **file, int *
 size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
     if (!pool) return 0;
     size_t n = 0;
-    for (uint32_t i = pool->lease_head; i != SP__NIL; i = slot_at(pool, i)->next) {
+    for (uint32_t i = leased_first(pool); i != SP__NIL; i = leased_next(pool, i)) {
         const char *file;
         int line;
         leased_site(pool, i, &file, &line);
@@ -1299,7 +1410,7 @@ size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
 #define SP__REPORT_SITES 8
 
 /* One log line per acquisition site of the leased members (the first SP__REPORT_SITES sites in
-   acquisition order, then one line for the rest). */
+   the pool's order, then one line for the rest). */
 static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level) {
     struct {
         const char *file;
@@ -1307,7 +1418,7 @@ static size_t report_sites(const sp_pool *p, const char *what, sp_log_level leve
         size_t count;
     } sites[SP__REPORT_SITES];
     size_t nsites = 0, other = 0, total = 0;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
+    for (uint32_t i = leased_first(p); i != SP__NIL; i = leased_next(p, i)) {
         const char *file;
         int line;
         leased_site(p, i, &file, &line);
@@ -1355,7 +1466,7 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
     out->created = pool->created;
     out->disposed = pool->disposed;
     out->acquired = pool->acquired;
-    out->released = pool->released;
+    out->released = pool->acquired - pool->leased - pool->leased_disposed;
     out->reclaimed = pool->reclaimed;
     out->dropped = pool->dropped;
     out->grown_past_max = pool->grown_past_max;
@@ -1373,11 +1484,11 @@ void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life) {
 }
 
 bool sp__pool_check(const sp_pool *p) {
-    size_t leased = 0, free_n = 0, built = 0, reserved = 0;
+    size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
     uint32_t prev = SP__NIL;
     for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
-        if (sp__state(s) != SP__LEASED || s->prev != prev) return false;
+        if (!p->ordered || sp__state(s) != SP__LEASED || s->prev != prev) return false;
         prev = i;
         if (++leased > p->reserved) return false;
     }
@@ -1392,6 +1503,7 @@ bool sp__pool_check(const sp_pool *p) {
         for (uint32_t i = 0; i < ch->count; i++) {
             uint32_t st = sp__state(&p->slots[(c << p->chunk_shift) | i]);
             if (st == SP__FREE || st == SP__LEASED) b++;
+            leased_states += st == SP__LEASED;
             if (index_of(p, ch->items + (size_t)i * p->stride) != ((c << p->chunk_shift) | i)) return false;
         }
         if (b != ch->built) return false;
@@ -1405,6 +1517,8 @@ bool sp__pool_check(const sp_pool *p) {
         bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
         if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
     }
-    return leased == p->leased && built == p->size && leased + free_n == p->size &&
+    if (!p->ordered) leased = leased_states; /* no list: the states are the leased set */
+    return leased == p->leased && leased_states == p->leased && built == p->size &&
+           leased + free_n == p->size &&
            reserved == p->reserved && p->created - p->disposed == p->size;
 }

@@ -22,7 +22,9 @@
 #  define SP__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define SP__NOINLINE __attribute__((noinline))
 #  define SP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  define SP__PREFETCH_W(addr) __builtin_prefetch((addr), 1)
 #else
+#  define SP__PREFETCH_W(addr) ((void)(addr))
 #  define SP__LIKELY(x) (x)
 #  define SP__UNLIKELY(x) (x)
 #  define SP__NOINLINE
@@ -41,8 +43,9 @@
 /* ---- per-slot bookkeeping: 12 bytes a member --------------------------------------------
    word = life << 4 | flags. `life` is the slot's current life (the one a handle names while the
    member is leased; the next one to hand out while it is free). prev/next link the member into
-   exactly one list: the lease list (doubly linked, oldest acquisition at the head), or the free
-   list / the unbuilt list (singly linked through next). */
+   at most one list: the lease list (doubly linked, oldest acquisition at the head; only in
+   SP_ORDER_ACQUISITION pools: in the others a leased slot is in no list), or the free list / the
+   unbuilt list (singly linked through next). */
 enum {
     SP__UNBUILT = 0u, /* memory reserved, no member built */
     SP__FREE = 1u,    /* built, ready to hand out */
@@ -50,6 +53,7 @@ enum {
     SP__RETIRED = 3u, /* life counter exhausted: never used again */
     SP__STATE_MASK = 3u,
     SP__BUSY = 4u, /* a hook is running on this member: it must not be released or reclaimed */
+    SP__RELEASING = 8u, /* (with BUSY) its on_release is running: no longer iterated */
     SP__FLAG_BITS = 4u
 };
 
@@ -83,8 +87,14 @@ typedef struct sp__bucket {
 struct sp_pool {
     /* hot: acquire / release touch these */
     uint32_t free_head;
-    uint32_t lease_head, lease_tail;
-    uint32_t hint_chunk; /* chunk of the last member found: tried before the address map */
+    uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
+    bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
+    bool plain_acquire;  /* no lease list, no on_acquire: an acquisition is a pop and a count */
+    bool plain_release;  /* no lease list, no on_release */
+    /* The chunk of the last member found, tried before the address map; copied here so that a
+       release reads no chunk record. hint_count 0: no hint. */
+    uint32_t hint_count, hint_base; /* its member count and first slot index */
+    uintptr_t hint_items;
     uint32_t chunk_shift;
     uint32_t chunk_mask;
     uint32_t stride_rot; /* stride = odd << stride_rot */
@@ -100,7 +110,8 @@ struct sp_pool {
     uint32_t bucket_bits; /* 0: no map, the only chunk is number 0 (fixed-buffer mode) */
     uint32_t block_shift;
     size_t leased, peak_leased;
-    uint64_t acquired, released;
+    uint64_t acquired;
+    uint64_t leased_disposed; /* lives ended by clear/destroy: released = acquired - leased - this */
     sp_acquire_fn on_acquire;
     sp_release_fn on_release;
     void *user;
@@ -118,6 +129,7 @@ struct sp_pool {
     size_t bytes;
     uint64_t created, disposed, reclaimed, dropped, grown_past_max;
     uint64_t grow_warn_at; /* next grown_past_max value that logs a warning */
+    uint32_t reclaim_cursor; /* unordered pools: a reclaim looks for its victim from here */
     sp_overflow overflow;
     sp_create_fn create;
     sp_dispose_fn dispose;

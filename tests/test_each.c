@@ -23,12 +23,18 @@ static bool visit(void *item, void *user) {
     return w->stop_after == 0 || w->count < w->stop_after;
 }
 
-static sp_pool *pool_with(test_env *env, void **items, size_t n) {
+static sp_pool *pool_in_order(test_env *env, void **items, size_t n, sp_order order) {
     sp_desc d = test_env_desc(env, "each", 24);
     d.chunk_items = 3; /* several chunks */
+    d.order = order;
     sp_pool *p = sp_pool_create(&d);
     for (size_t i = 0; i < n; i++) items[i] = sp_acquire(p);
     return p;
+}
+
+/* Most tests here walk in acquisition order, where the rules for a changing pool are richest. */
+static sp_pool *pool_with(test_env *env, void **items, size_t n) {
+    return pool_in_order(env, items, n, SP_ORDER_ACQUISITION);
 }
 
 static void each_visits_leased_members_oldest_first(void **state) {
@@ -107,6 +113,44 @@ static void each_stops_instead_of_following_a_released_next_member(void **state)
     sp_pool_destroy(p);
 }
 
+static void each_in_memory_order_skips_members_released_during_the_walk(void **state) {
+    (void)state;
+    test_env env;
+    void *items[6];
+    sp_pool *p = pool_in_order(&env, items, 6, SP_ORDER_MEMORY);
+    walk w = {.pool = p};
+    /* Each visit releases its member and the next; the walk goes on past both. */
+    assert_int_equal(sp_each(p, release_next_too, &w), 3);
+    for (size_t i = 0; i < 3; i++) assert_ptr_equal(w.seen[i], items[2 * i]);
+    EXPECT_STATS(p, .size = 6, .free = 6, .peak_leased = 6, .created = 6, .acquired = 6, .released = 6);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void each_in_memory_order_visits_by_address_and_what_is_acquired_after(void **state) {
+    (void)state;
+    test_env env;
+    void *items[6];
+    sp_pool *p = pool_in_order(&env, items, 6, SP_ORDER_MEMORY);
+    sp_release(p, items[1]);
+    sp_release(p, items[5]);
+    void *again = sp_acquire(p); /* items[5]'s slot: last in memory, newest acquisition */
+    assert_ptr_equal(again, items[5]);
+    /* A member acquired during the walk lands in the free slot of items[1], behind the walk
+       once it passed there: not visited. */
+    walk w = {.pool = p, .acquire_on = 3};
+    assert_int_equal(sp_each(p, visit, &w), 5);
+    void *want[] = {items[0], items[2], items[3], items[4], items[5]};
+    for (size_t i = 0; i < 5; i++) assert_ptr_equal(w.seen[i], want[i]);
+    assert_true(sp_is_leased(p, items[1]));
+    /* Released in the walk: the rest is still visited (no link to go stale). */
+    walk all = {.pool = p, .release_current = 1};
+    assert_int_equal(sp_each(p, visit, &all), 6);
+    EXPECT_STATS(p, .size = 6, .free = 6, .peak_leased = 6, .created = 6, .acquired = 8, .released = 8);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void set_overflow_switches_policy_on_a_live_pool(void **state) {
     (void)state;
     test_env env;
@@ -142,6 +186,8 @@ int main(void) {
         cmocka_unit_test(each_visits_members_acquired_during_the_walk_after_the_rest),
         cmocka_unit_test(each_stops_when_the_callback_says_so),
         cmocka_unit_test(each_stops_instead_of_following_a_released_next_member),
+        cmocka_unit_test(each_in_memory_order_skips_members_released_during_the_walk),
+        cmocka_unit_test(each_in_memory_order_visits_by_address_and_what_is_acquired_after),
         cmocka_unit_test(set_overflow_switches_policy_on_a_live_pool),
     };
     return cmocka_run_group_tests_name("each", tests, NULL, NULL);

@@ -1,8 +1,9 @@
-/* Iteration: sp_first/sp_next visit every leased member once, oldest acquisition first, and stay
-   safe when the current member is released. The last test is a deterministic stress test: a
-   fixed-seed random mix of acquire, acquire_force, release, release_all and misuse runs against
-   a tiny model of the pool (an array in acquisition order plus the counters), and after every
-   step the iteration order, the stats and the handles of ended lives must match the model. */
+/* Iteration: sp_first/sp_next visit every leased member once, in the pool's order (oldest
+   acquisition first, or memory order), and stay safe when the current member is released. The
+   last test is a deterministic stress test: a fixed-seed random mix of acquire, acquire_force,
+   release, release_all and misuse runs against a tiny model of the pool (an array in acquisition
+   order plus the counters), and after every step the iteration order, the reclaim victims, the
+   stats and the handles of ended lives must match the model. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,9 @@ static size_t collect(const sp_pool *p, void **out, size_t cap) {
     }
     return n;
 }
+
+/* The slot index a handle names (its low 24 bits): memory order is ascending slot index. */
+static uint32_t slot_of_handle(sp_handle h) { return (uint32_t)(h.id & 0xFFFFFFu); }
 
 static void expect_order(const sp_pool *p, void *const *want, size_t n) {
     void *got[256];
@@ -53,6 +57,7 @@ static void iteration_visits_every_leased_member_once_oldest_first(void **state)
     test_env env;
     sp_desc d = test_env_desc(&env, "iter", 16);
     d.chunk_items = 3;
+    d.order = SP_ORDER_ACQUISITION;
     sp_pool *p = sp_pool_create(&d);
     void *m[10];
     for (int i = 0; i < 10; i++) m[i] = sp_acquire(p);
@@ -66,6 +71,35 @@ static void iteration_visits_every_leased_member_once_oldest_first(void **state)
     void *x = sp_acquire(p), *y = sp_acquire(p);
     void *want2[] = {m[1], m[2], m[3], m[5], m[6], m[7], m[8], x, y};
     expect_order(p, want2, 9);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+static void iteration_in_memory_order_follows_the_slots_not_the_acquisitions(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "iter", 16);
+    d.chunk_items = 3; /* four chunks */
+    sp_pool *p = sp_pool_create(&d); /* DROP: SP_ORDER_MEMORY by default */
+    void *m[10];
+    for (int i = 0; i < 10; i++) m[i] = sp_acquire(p);
+    expect_order(p, m, 10); /* a fresh pool builds in slot order */
+    sp_release(p, m[0]);
+    sp_release(p, m[4]);
+    sp_release(p, m[9]);
+    /* The free list hands back m[9]'s slot, then m[4]'s: x and y keep their places in memory
+       instead of joining at the end. */
+    void *x = sp_acquire(p), *y = sp_acquire(p);
+    assert_ptr_equal(x, m[9]);
+    assert_ptr_equal(y, m[4]);
+    void *want[] = {m[1], m[2], m[3], y, m[5], m[6], m[7], m[8], x};
+    expect_order(p, want, 9);
+    for (int i = 1; i < 9; i++)
+        assert_true(slot_of_handle(sp_handle_of(p, want[i - 1])) < slot_of_handle(sp_handle_of(p, want[i])));
+    /* Same order for sp_leased_each and sp_each. */
+    assert_int_equal(sp_leased_each(p, NULL, NULL), 9);
+    sp_release_all(p);
+    assert_null(sp_first(p));
     sp_pool_destroy(p);
     EXPECT_NO_LEAK(&env.alloc);
 }
@@ -121,6 +155,28 @@ static void releasing_the_current_member_after_taking_next_is_safe(void **state)
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+static void reclaim_in_memory_order_takes_each_member_in_turn(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "iter", 16);
+    d.max = 4;
+    d.overflow = SP_OVERFLOW_RECLAIM;
+    d.order = SP_ORDER_MEMORY;
+    sp_pool *p = sp_pool_create(&d);
+    void *m[4];
+    for (int i = 0; i < 4; i++) m[i] = sp_acquire(p);
+    /* Round robin from the slot after the last victim, not the same member every time. */
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 4; i++) assert_ptr_equal(sp_acquire(p), m[i]);
+    expect_order(p, m, 4); /* reclaimed members keep their place */
+    sp_release(p, m[1]);   /* the next in turn is free now: it is simply handed out */
+    assert_ptr_equal(sp_acquire(p), m[1]);
+    assert_ptr_equal(sp_acquire(p), m[0]); /* the turn goes on where it was */
+    assert_ptr_equal(sp_acquire(p), m[1]);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void reclaimed_member_moves_to_the_end(void **state) {
     (void)state;
     test_env env;
@@ -149,8 +205,40 @@ typedef struct model {
     size_t dead_n;
     size_t max;
     sp_overflow overflow;
+    bool ordered;            /* SP_ORDER_ACQUISITION; otherwise memory (slot) order */
+    uint32_t cursor;         /* memory order: where the next reclaim looks first */
     test_counts c;
 } model;
+
+/* Index (into m->leased) of the member a reclaim takes: the oldest, or in memory order the
+   first at or after the cursor's slot, wrapping around. */
+static size_t model_victim(model *m) {
+    if (m->ordered) return 0;
+    size_t best = SIZE_MAX, lowest = SIZE_MAX;
+    for (size_t i = 0; i < m->n; i++) {
+        uint32_t s = slot_of_handle(m->handles[i]);
+        if (s >= m->cursor && (best == SIZE_MAX || s < slot_of_handle(m->handles[best]))) best = i;
+        if (lowest == SIZE_MAX || s < slot_of_handle(m->handles[lowest])) lowest = i;
+    }
+    if (best == SIZE_MAX) best = lowest;
+    m->cursor = slot_of_handle(m->handles[best]) + 1u;
+    return best;
+}
+
+/* The iteration order the model predicts, into out. */
+static void model_order(const model *m, void **out) {
+    size_t idx[MODEL_CAP];
+    for (size_t i = 0; i < m->n; i++) idx[i] = i;
+    if (!m->ordered) { /* insertion sort by slot index */
+        for (size_t i = 1; i < m->n; i++) {
+            size_t k = idx[i], j = i;
+            for (; j > 0 && slot_of_handle(m->handles[idx[j - 1]]) > slot_of_handle(m->handles[k]); j--)
+                idx[j] = idx[j - 1];
+            idx[j] = k;
+        }
+    }
+    for (size_t i = 0; i < m->n; i++) out[i] = m->leased[idx[i]];
+}
 
 static void model_kill(model *m, size_t i) {
     m->dead[m->dead_n++ % DEAD_CAP] = m->handles[i];
@@ -203,8 +291,9 @@ static void model_acquire(model *m, sp_pool *p, int force) {
         model_append(m, p, got);
     } else if (m->overflow == SP_OVERFLOW_RECLAIM || force) {
         assert_true(m->n > 0);
-        assert_ptr_equal(got, m->leased[0]);
-        model_kill(m, 0);
+        size_t victim = model_victim(m);
+        assert_ptr_equal(got, m->leased[victim]);
+        model_kill(m, victim);
         m->c.free--;
         m->c.leased++;
         m->c.acquired++;
@@ -219,11 +308,12 @@ static void model_acquire(model *m, sp_pool *p, int force) {
 
 static void model_check(const model *m, const sp_pool *p) {
     assert_true(sp__pool_check(p));
-    void *got[MODEL_CAP];
+    void *got[MODEL_CAP], *want[MODEL_CAP];
     size_t n = collect(p, got, MODEL_CAP);
     assert_int_equal(n, m->n);
+    model_order(m, want);
     for (size_t i = 0; i < n; i++) {
-        assert_ptr_equal(got[i], m->leased[i]);
+        assert_ptr_equal(got[i], want[i]);
         assert_ptr_equal(sp_resolve(p, m->handles[i]), m->leased[i]);
     }
     size_t dead = m->dead_n < DEAD_CAP ? m->dead_n : DEAD_CAP;
@@ -234,10 +324,11 @@ static void model_check(const model *m, const sp_pool *p) {
                  .grown_past_max = m->c.grown_past_max);
 }
 
-static void run_model(sp_overflow overflow, size_t max, uint32_t seed) {
+static void run_model(sp_overflow overflow, sp_order order, size_t max, uint32_t seed) {
     test_env env;
     sp_desc d = test_env_desc(&env, "model", 24);
     d.overflow = overflow;
+    d.order = order;
     d.max = max;
     d.chunk_items = 16;
     sp_pool *p = sp_pool_create(&d);
@@ -245,6 +336,7 @@ static void run_model(sp_overflow overflow, size_t max, uint32_t seed) {
     memset(&m, 0, sizeof m);
     m.max = max;
     m.overflow = overflow;
+    m.ordered = order == SP_ORDER_ACQUISITION || (order == SP_ORDER_DEFAULT && overflow == SP_OVERFLOW_RECLAIM);
     uint32_t rng = seed;
     for (int step = 0; step < 20000; step++) {
         uint32_t r = test_rand(&rng) % 1000;
@@ -283,20 +375,25 @@ static void run_model(sp_overflow overflow, size_t max, uint32_t seed) {
 
 static void iteration_and_stats_match_a_model_under_random_churn(void **state) {
     (void)state;
-    run_model(SP_OVERFLOW_DROP, 0, 1);
-    run_model(SP_OVERFLOW_DROP, 100, 2);
-    run_model(SP_OVERFLOW_RECLAIM, 64, 3);
-    run_model(SP_OVERFLOW_RECLAIM, 5, 4);
-    run_model(SP_OVERFLOW_GROW, 40, 5);
+    run_model(SP_OVERFLOW_DROP, SP_ORDER_DEFAULT, 0, 1);
+    run_model(SP_OVERFLOW_DROP, SP_ORDER_DEFAULT, 100, 2);
+    run_model(SP_OVERFLOW_DROP, SP_ORDER_ACQUISITION, 100, 6);
+    run_model(SP_OVERFLOW_RECLAIM, SP_ORDER_DEFAULT, 64, 3);
+    run_model(SP_OVERFLOW_RECLAIM, SP_ORDER_DEFAULT, 5, 4);
+    run_model(SP_OVERFLOW_RECLAIM, SP_ORDER_MEMORY, 64, 7);
+    run_model(SP_OVERFLOW_RECLAIM, SP_ORDER_MEMORY, 5, 8);
+    run_model(SP_OVERFLOW_GROW, SP_ORDER_DEFAULT, 40, 5);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(empty_pool_has_no_first),
         cmocka_unit_test(iteration_visits_every_leased_member_once_oldest_first),
+        cmocka_unit_test(iteration_in_memory_order_follows_the_slots_not_the_acquisitions),
         cmocka_unit_test(next_of_anything_but_a_leased_member_is_null),
         cmocka_unit_test(releasing_the_current_member_after_taking_next_is_safe),
         cmocka_unit_test(reclaimed_member_moves_to_the_end),
+        cmocka_unit_test(reclaim_in_memory_order_takes_each_member_in_turn),
         cmocka_unit_test(iteration_and_stats_match_a_model_under_random_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

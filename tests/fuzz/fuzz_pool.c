@@ -5,7 +5,8 @@
    that growth, saturation and trim happen within a few operations) and then into a sequence of
    operations. Each operation is applied to spawnpool and to a reference model kept here, written
    with plain arrays and linear scans so that it is obviously right. After every operation the two
-   are compared: stats and counters, the leased set and its acquisition order (sp_first/sp_next),
+   are compared: stats and counters, the leased set and its order (sp_first/sp_next, sp_each,
+   sp_release_all, sp_leased_each, the reclaim victim: acquisition order or slot order, per pool),
    handle validity (current, stale, foreign and forged handles), hook calls and their order,
    member contents across lives, allocator traffic and log lines. Any disagreement prints what
    differed and traps, so libFuzzer saves the input.
@@ -130,6 +131,7 @@ typedef struct fz_member {
     unsigned char *ptr;
     int leased;
     uint64_t seq;     /* acquisition order: larger is newer */
+    uint32_t slot;    /* slot index of the current life (the handle's low bits): memory order */
     sp_handle handle; /* of the current life when leased */
     uint64_t serial;  /* what the test wrote into the member in its last life (0: nothing) */
     unsigned prio;    /* what the priority hook reports */
@@ -155,6 +157,8 @@ typedef struct fz_pool {
     sp_overflow policy;
     unsigned hooks; /* HK_ bits */
     int has_priority;
+    int memory;     /* SP_ORDER_MEMORY (asked for, or the default without RECLAIM at creation) */
+    uint64_t cursor; /* memory order, no priority hook: a round-robin reclaim looks from here */
     int reenter;    /* on_release releases the member's partner (a parent taking its child) */
     int default_alloc; /* heap memory from the C library: allocator checks off */
     int fixed;
@@ -227,8 +231,30 @@ static void fz_life_ends(fz_pool *p, fz_member *mb) {
     mb->handle = sp_handle_null();
 }
 
-/* The member the RECLAIM rule picks: lowest priority (with the hook), oldest on ties. */
+/* A leased member's place in its pool's order: acquisition (seq) or slot index. */
+static uint64_t fz_key(const fz_pool *p, const fz_member *mb) { return p->memory ? mb->slot : mb->seq; }
+
+/* The first leased member in the pool's order whose key is at least `from` (0: the first). */
+static fz_member *fz_first_at(fz_pool *p, uint64_t from) {
+    fz_member *best = NULL;
+    for (size_t i = 0; i < p->n; i++) {
+        fz_member *mb = &p->m[i];
+        if (mb->leased && fz_key(p, mb) >= from && (!best || fz_key(p, mb) < fz_key(p, best))) best = mb;
+    }
+    return best;
+}
+
+/* The member the RECLAIM rule picks: lowest priority (with the hook), else the first in the
+   pool's order (the oldest; or the lowest slot). Memory order without the hook goes round robin:
+   the first leased slot at or after the cursor, else wrapping to slot 0; the cursor then moves
+   past the victim. (No member is busy when the fuzzer acquires: acquisitions never run in hooks.) */
 static fz_member *fz_victim(fz_pool *p) {
+    if (p->memory && !p->has_priority) {
+        fz_member *v = fz_first_at(p, p->cursor);
+        if (!v) v = fz_first_at(p, 0);
+        if (v) p->cursor = (uint64_t)v->slot + 1u;
+        return v;
+    }
     fz_member *best = NULL;
     for (size_t i = 0; i < p->n; i++) {
         fz_member *mb = &p->m[i];
@@ -236,7 +262,7 @@ static fz_member *fz_victim(fz_pool *p) {
         if (!best) { best = mb; continue; }
         if (p->has_priority && mb->prio != best->prio) {
             if (mb->prio < best->prio) best = mb;
-        } else if (mb->seq < best->seq) {
+        } else if (fz_key(p, mb) < fz_key(p, best)) {
             best = mb;
         }
     }
@@ -275,6 +301,12 @@ static void fz_hook_acquire(void *item, const void *arg, void *user) {
 static void fz_hook_release(void *item, void *user) {
     fz_pool *p = (fz_pool *)user;
     fz_record(p, EV_RELEASE, item, NULL);
+    /* In either order, iteration does not visit a member whose on_release is running. */
+    size_t k = 0;
+    for (const void *it = sp_first(p->pool); it; it = sp_next(p->pool, it)) {
+        FZ_CHECK(it != item, "iteration visited a member whose on_release is running");
+        FZ_CHECK(++k <= FZ_MEMBERS, "iteration inside on_release does not end");
+    }
     if (!p->reenter) return;
     const fz_member *mb = fz_find(p, item);
     if (!mb || sp_handle_is_null(mb->partner)) return;
@@ -437,27 +469,44 @@ static void fz_check_foreign_handles(fz_pool *p) {
     }
 }
 
+/* What sp_leased_each visited, in its order. */
+typedef struct fz_walk {
+    const void *seen[FZ_MEMBERS];
+    size_t n;
+} fz_walk;
+
+static void fz_walk_fn(void *item, const char *file, int line, void *user) {
+    fz_walk *w = (fz_walk *)user;
+    (void)file, (void)line;
+    FZ_CHECK(w->n < FZ_MEMBERS, "sp_leased_each visits more members than the model holds");
+    w->seen[w->n++] = item;
+}
+
 static void fz_check_pool(fz_pool *p) {
     if (!p->pool) return;
     FZ_CHECK(p->ev_n == 0, "hook calls outside of an operation");
     FZ_CHECK(sp__pool_check(p->pool), "sp__pool_check: the library's internal invariants broke");
     fz_check_stats(p);
 
-    /* The leased set, oldest acquisition first. */
+    /* The leased set in the pool's order: oldest acquisition first, or ascending slot index. */
     const void *it = sp_first(p->pool);
-    uint64_t after = 0;
     size_t leased = fz_leased_count(p);
+    const fz_member *want = fz_first_at(p, 0);
     for (size_t k = 0; k < leased; k++) {
-        const fz_member *want = NULL;
-        for (size_t i = 0; i < p->n; i++) {
-            const fz_member *mb = &p->m[i];
-            if (mb->leased && mb->seq > after && (!want || mb->seq < want->seq)) want = mb;
-        }
-        FZ_CHECK(want != NULL && it == want->ptr, "sp_first/sp_next order differs from acquisition order");
-        after = want->seq;
+        FZ_CHECK(want != NULL && it == want->ptr,
+                 p->memory ? "sp_first/sp_next order differs from slot order"
+                           : "sp_first/sp_next order differs from acquisition order");
         it = sp_next(p->pool, it);
+        want = fz_first_at(p, fz_key(p, want) + 1u);
     }
     FZ_CHECK(it == NULL, "sp_next visits more members than are leased");
+    static fz_walk w;
+    w.n = 0;
+    FZ_CHECK(sp_leased_each(p->pool, fz_walk_fn, &w) == leased && w.n == leased,
+             "sp_leased_each miscounts the leased members");
+    want = fz_first_at(p, 0);
+    for (size_t k = 0; k < w.n; k++, want = fz_first_at(p, fz_key(p, want) + 1u))
+        FZ_CHECK(want != NULL && w.seen[k] == want->ptr, "sp_leased_each order differs from the pool's order");
 
     for (size_t i = 0; i < p->n; i++) {
         const fz_member *mb = &p->m[i];
@@ -538,8 +587,10 @@ static void fz_slot_destroy(int slot, int via_remove) {
 }
 
 /* Decodes a pool configuration and adds it to the registry. Some configurations are invalid on
-   purpose first: those must be refused without a leak. */
-static void fz_slot_create(int slot, fz_input *in) {
+   purpose first: those must be refused without a leak. `order` is a 2-bit field taken from the
+   byte before the configuration (see LLVMFuzzerTestOneInput): 0 DEFAULT, 1 ACQUISITION,
+   2 MEMORY; 3 an unknown order, refused first, then DEFAULT. */
+static void fz_slot_create(int slot, unsigned order, fz_input *in) {
     fz_pool *p = &fz_pools[slot];
     unsigned b0 = fz_byte(in), b1 = fz_byte(in), b2 = fz_byte(in);
 
@@ -607,6 +658,17 @@ static void fz_slot_create(int slot, fz_input *in) {
             p->warn_lines = 0;
         }
     }
+
+    d.order = (sp_order)(order == 3 ? SP_ORDER_DEFAULT : order);
+    if (order == 3) {
+        sp_desc bad = d;
+        bad.order = (sp_order)3;
+        FZ_CHECK(sp_registry_add(fz_reg, p->name, &bad) == NULL, "an unknown order was accepted");
+        FZ_CHECK(p->alloc.live_bytes == 0, "a refused desc leaked memory");
+    }
+    /* DEFAULT follows the policy the pool is created with (fixed GROW became DROP above). */
+    p->memory = d.order == SP_ORDER_MEMORY ||
+                (d.order == SP_ORDER_DEFAULT && d.overflow != SP_OVERFLOW_RECLAIM);
 
     fz_op_name = "create";
     p->pool = sp_registry_add(fz_reg, p->name, &d);
@@ -691,6 +753,7 @@ static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
     mb->prio = prio;
     mb->handle = sp_handle_of(p->pool, mb->ptr);
     uint64_t id = mb->handle.id;
+    mb->slot = (uint32_t)(id & ((1u << FZ_SLOT_BITS) - 1u));
     FZ_CHECK(id != 0, "no handle for a leased member");
     FZ_CHECK((id >> 36) != 0, "a handle with life 0");
     if (p->tag == 0) p->tag = (id & FZ_TAG_MASK) | 1u;
@@ -856,6 +919,8 @@ static void fz_op_age(fz_pool *p, unsigned b) {
     fz_stale_push(p, mb->handle);
     mb->handle = sp_handle_of(p->pool, mb->ptr);
     FZ_CHECK((mb->handle.id >> 36) == FZ_LIFE_MAX, "a handle does not carry the slot's life");
+    FZ_CHECK((uint32_t)(mb->handle.id & ((1u << FZ_SLOT_BITS) - 1u)) == mb->slot,
+             "a member changed slot within a life");
     FZ_CHECK(sp_resolve(p->pool, mb->handle) == mb->ptr, "the handle of a last life does not resolve");
     mb->last_life = 1;
 }
@@ -943,20 +1008,22 @@ static void fz_op_release(fz_pool *p, fz_input *in) {
     }
 }
 
+/* In the pool's order: each time the first member still leased (what hooks release meanwhile,
+   partners, is skipped; hooks here never acquire, and no member is busy). */
 static void fz_op_release_all(fz_pool *p) {
     size_t leased = fz_leased_count(p);
     size_t got = sp_release_all(p->pool);
     size_t pos = 0, top = 0;
-    while (fz_leased_count(p) > 0) {
-        fz_member *oldest = NULL;
-        for (size_t i = 0; i < p->n; i++)
-            if (p->m[i].leased && (!oldest || p->m[i].seq < oldest->seq)) oldest = &p->m[i];
-        fz_release_chain(p, &pos, oldest, "release_all: on_release oldest first");
-        top++;
-    }
+    for (fz_member *mb; (mb = fz_first_at(p, 0)) != NULL; top++)
+        fz_release_chain(p, &pos, mb, p->memory ? "release_all: on_release in slot order"
+                                                : "release_all: on_release oldest first");
     fz_events_done(p, pos);
-    /* Partners released by a hook meanwhile may or may not count as released by the call. */
-    FZ_CHECK(got == leased || got == top, "sp_release_all returned the wrong count");
+    if (p->memory) {
+        FZ_CHECK(got == top, "sp_release_all (memory order) counted members that hooks released");
+    } else {
+        /* Partners released by a hook meanwhile may or may not count as released by the call. */
+        FZ_CHECK(got == leased || got == top, "sp_release_all returned the wrong count");
+    }
 }
 
 static void fz_op_prewarm(fz_pool *p, size_t n) {
@@ -1133,15 +1200,22 @@ static void fz_op_set_overflow(fz_pool *p, unsigned b) {
     }
 }
 
-/* sp_each with a callback that releases some of the members it is given and may stop early. The
-   model predicts the walk: oldest first; a member released by a hook meanwhile is skipped; and
-   if a release takes the member that was next (a partner), the walk stops there. */
+/* sp_each with a callback that releases some of the members it is given and may stop early.
+   Acquisition order: the model predicts the walk, oldest first; a member released by a hook
+   meanwhile is skipped; and if a release takes the member that was next (a partner), the walk
+   stops there. Memory order: the callback also releases other members and acquires (any kind,
+   so reclaims too); the next visit is always the first leased slot after the current one, so
+   what was released meanwhile is skipped and what was acquired after it is visited. */
 typedef struct fz_each_ctx {
     fz_pool *p;
     unsigned bits, stop_at;
     size_t visits;
     unsigned char *order[FZ_MEMBERS];
     size_t n, at;
+    uint64_t from;      /* memory order: the next visit is the first leased slot from here */
+    unsigned acquires;  /* memory order: acquisitions the callback may still make */
+    int acquire_kind;   /* as in fz_op_acquire */
+    int release_others; /* memory order: the callback releases other members too */
 } fz_each_ctx;
 
 static int fz_is_leased_ptr(fz_pool *p, const void *ptr) {
@@ -1149,9 +1223,29 @@ static int fz_is_leased_ptr(fz_pool *p, const void *ptr) {
     return mb && mb->leased;
 }
 
+static bool fz_each_fn_memory(fz_each_ctx *c, void *item) {
+    fz_pool *p = c->p;
+    fz_member *mb = fz_first_at(p, c->from);
+    FZ_CHECK(mb != NULL && item == mb->ptr, "sp_each visited the wrong member (memory order)");
+    c->from = (uint64_t)mb->slot + 1u;
+    c->visits++;
+    /* (mb may be retired and forgotten by its release: the array moves, so it is not used after) */
+    if ((c->bits >> (c->visits % 8)) & 1u) fz_release_ok(p, mb, sp_release(p->pool, item));
+    if (c->release_others && ((c->bits >> ((c->visits + 5) % 8)) & 1u)) {
+        fz_member *o = fz_pick_member(p, c->bits + (unsigned)c->visits, 1);
+        if (o && o->ptr != item) fz_release_ok(p, o, sp_release(p->pool, o->ptr));
+    }
+    if (c->acquires > 0 && ((c->bits >> ((c->visits + 3) % 8)) & 1u)) {
+        c->acquires--;
+        fz_op_acquire(p, c->acquire_kind, (unsigned)c->visits % 4);
+    }
+    return c->stop_at == 0 || c->visits < c->stop_at;
+}
+
 static bool fz_each_fn(void *item, void *user) {
     fz_each_ctx *c = (fz_each_ctx *)user;
     fz_pool *p = c->p;
+    if (p->memory) return fz_each_fn_memory(c, item);
     FZ_CHECK(c->at < c->n && item == c->order[c->at], "sp_each visited the wrong member");
     fz_member *mb = fz_find(p, item);
     FZ_CHECK(mb && mb->leased, "sp_each visited a member that is not leased");
@@ -1169,25 +1263,29 @@ static bool fz_each_fn(void *item, void *user) {
     return c->stop_at == 0 || c->visits < c->stop_at;
 }
 
-static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at) {
+/* `extra` (5 bits) drives the memory-order callback: up to extra & 3 acquisitions of kind
+   (extra >> 2) & 3, and releases of other members when extra & 16. */
+static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra) {
     static fz_each_ctx c;
     memset(&c, 0, sizeof c);
     c.p = p;
     c.bits = bits;
     c.stop_at = stop_at;
-    uint64_t after = 0;
-    for (;;) { /* the leased members, oldest first */
-        fz_member *next = NULL;
-        for (size_t i = 0; i < p->n; i++)
-            if (p->m[i].leased && p->m[i].seq > after && (!next || p->m[i].seq < next->seq)) next = &p->m[i];
-        if (!next) break;
-        c.order[c.n++] = next->ptr;
-        after = next->seq;
+    c.acquires = extra & 3u;
+    c.acquire_kind = (int)((extra >> 2) & 3u);
+    c.release_others = (int)((extra >> 4) & 1u);
+    if (!p->memory) { /* the leased members, oldest first */
+        for (fz_member *next = fz_first_at(p, 0); next; next = fz_first_at(p, fz_key(p, next) + 1u))
+            c.order[c.n++] = next->ptr;
     }
     size_t visited = sp_each(p->pool, fz_each_fn, &c);
     FZ_CHECK(visited == c.visits, "sp_each returned a count other than its visits");
     int stopped = c.stop_at != 0 && c.visits >= c.stop_at;
-    if (!stopped) FZ_CHECK(c.at >= c.n, "sp_each ended before the last leased member");
+    if (!stopped && p->memory) {
+        FZ_CHECK(fz_first_at(p, c.from) == NULL, "sp_each ended before the last leased slot");
+    } else if (!stopped) {
+        FZ_CHECK(c.at >= c.n, "sp_each ended before the last leased member");
+    }
 }
 
 /* a takes b as its partner (b's current life), unless that would close a cycle. */
@@ -1229,9 +1327,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_incarnation = 0;
     fz_reg = sp_registry_create();
     FZ_CHECK(fz_reg != NULL, "sp_registry_create failed");
-    unsigned npools = 1 + fz_byte(&in) % FZ_POOLS;
+    /* The first byte: the pool count in its low 2 bits, then the orders of pools 0, 1 and 2 in
+       2-bit fields (pool 3 shares pool 0's). A recreate takes its order from the bits above the
+       slot number likewise. Those bits were ignored before pools had an order, and the seeds
+       written then have zeros there: DEFAULT, so they still decode to the same pools and
+       programs, now with the library's default order (and the recreates in their random bytes
+       pick any order). */
+    unsigned head = fz_byte(&in);
+    unsigned npools = 1 + head % FZ_POOLS;
     for (int i = 0; i < FZ_POOLS; i++) {
-        if ((unsigned)i < npools) fz_slot_create(i, &in);
+        if ((unsigned)i < npools) fz_slot_create(i, (head >> (2 + 2 * (i % 3))) & 3u, &in);
         else memset(&fz_pools[i], 0, sizeof fz_pools[i]);
     }
 
@@ -1272,8 +1377,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 fz_op_set_overflow(p, fz_byte(&in));
             } else if (sub < 5) {
                 fz_op_name = "sp_each";
-                unsigned bits = fz_byte(&in);
-                fz_op_each(p, bits, fz_byte(&in) % 8);
+                unsigned bits = fz_byte(&in), b = fz_byte(&in);
+                fz_op_each(p, bits, b % 8, b >> 3); /* (extra: bits that used to be ignored) */
             } else {
                 fz_op_name = "iterate+release";
                 fz_op_iterate_release(p, fz_byte(&in));
@@ -1290,9 +1395,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         case 17: {
             fz_op_name = "recreate";
-            int slot = (int)(fz_byte(&in) % FZ_POOLS);
+            unsigned b = fz_byte(&in);
+            int slot = (int)(b % FZ_POOLS);
             fz_slot_destroy(slot, 1);
-            fz_slot_create(slot, &in);
+            fz_slot_create(slot, (b >> 2) & 3u, &in);
             p = &fz_pools[slot];
             break;
         }
