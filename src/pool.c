@@ -449,6 +449,9 @@ static uint32_t member_build(sp_pool *p, bool past_max) {
     void *item = item_at(p, idx);
     DBG_UNPOISON(item, p->item_size);
     memset(item, 0, p->item_size);
+#if SP_DEBUG
+    dbg_at(p, idx)->has_sum = 0; /* a checksum from the slot's previous member means nothing now */
+#endif
     s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__FREE;
     s->prev = s->next = SP__NIL;
     p->chunks[idx >> p->chunk_shift].built++;
@@ -1359,19 +1362,27 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
     uint32_t idx = pool->lease_head;
     while (idx != SP__NIL) {
-        uint32_t word = slot_at(pool, idx)->word, next = slot_at(pool, idx)->next;
+        const sp__slot *s = slot_at(pool, idx);
+        uint32_t word = s->word, next = s->next, prev = s->prev;
         uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
+        uint32_t prev_word = prev != SP__NIL ? slot_at(pool, prev)->word : 0;
         n++;
         bool go_on = fn(item_at(pool, idx), user);
         if (!go_on) break;
         /* Same life still leased: its link is current (fn may have appended members). Released
            (or released and handed out again): the saved link holds while that next member is
-           still in the same life; otherwise stop rather than follow a stale link. (Slots are
-           looked up again after fn: acquiring may have moved the slot array.) */
+           still in the same life; otherwise stop rather than follow a stale link. It was the
+           last: what fn acquired now follows its old prev (or starts the list), if that prev
+           is still in the same life. (Slots are looked up again after fn: acquiring may have
+           moved the slot array.) */
         if (slot_at(pool, idx)->word == word) {
             next = slot_at(pool, idx)->next;
-        } else if (next != SP__NIL && slot_at(pool, next)->word != next_word) {
-            break;
+        } else if (next != SP__NIL) {
+            if (slot_at(pool, next)->word != next_word) break;
+        } else if (prev == SP__NIL) {
+            next = pool->lease_head;
+        } else if (slot_at(pool, prev)->word == prev_word) {
+            next = slot_at(pool, prev)->next;
         }
         idx = next;
     }

@@ -79,6 +79,31 @@ static void each_visits_members_acquired_during_the_walk_after_the_rest(void **s
     sp_pool_destroy(p);
 }
 
+static bool acquire_then_release_current(void *item, void *user) {
+    walk *w = (walk *)user;
+    w->seen[w->count++] = item;
+    if (w->count == 1) assert_non_null(sp_acquire(w->pool));
+    assert_int_equal(sp_release(w->pool, item), SP_OK);
+    return true;
+}
+
+static void each_visits_what_the_last_member_acquired_before_releasing_itself(void **state) {
+    (void)state;
+    for (size_t n = 1; n <= 3; n++) { /* alone in the list, and last behind others */
+        test_env env;
+        void *items[3];
+        sp_pool *p = pool_with(&env, items, n);
+        walk w = {.pool = p};
+        for (size_t i = 0; i + 1 < n; i++) sp_release(p, items[i]); /* only the newest is left... */
+        for (size_t i = 0; i + 1 < n; i++) items[i] = sp_acquire(p); /* ...then it is the oldest */
+        assert_int_equal(sp_each(p, acquire_then_release_current, &w), n + 1);
+        EXPECT_STATS(p, .size = n + 1, .free = n + 1, .peak_leased = n + 1, .created = n + 1,
+                     .acquired = 2 * n, .released = 2 * n);
+        sp_pool_destroy(p);
+        EXPECT_NO_LEAK(&env.alloc);
+    }
+}
+
 static void each_stops_when_the_callback_says_so(void **state) {
     (void)state;
     test_env env;
@@ -184,6 +209,7 @@ int main(void) {
         cmocka_unit_test(each_visits_leased_members_oldest_first),
         cmocka_unit_test(each_lets_the_callback_release_its_member),
         cmocka_unit_test(each_visits_members_acquired_during_the_walk_after_the_rest),
+        cmocka_unit_test(each_visits_what_the_last_member_acquired_before_releasing_itself),
         cmocka_unit_test(each_stops_when_the_callback_says_so),
         cmocka_unit_test(each_stops_instead_of_following_a_released_next_member),
         cmocka_unit_test(each_in_memory_order_skips_members_released_during_the_walk),

@@ -250,6 +250,20 @@ static void write_after_release_is_reported_at_the_next_acquisition(void **state
     assert_int_equal(*again, 2); /* reported, not repaired: contents are the game's */
 }
 
+static void a_member_rebuilt_after_trim_is_not_reported_as_written(void **state) {
+    fixture *f = (fixture *)*state;
+    int *a = (int *)sp_acquire(f->pool);
+    *a = 7;
+    sp_release(f->pool, a); /* checksum taken of 7 */
+    assert_int_equal(sp_trim(f->pool, 0), 1); /* disposed: the slot holds no member now */
+    int before = lines(&f->env.log);
+    int *again = (int *)sp_acquire(f->pool); /* rebuilt, zeroed, in the same slot */
+    assert_non_null(again);
+    assert_int_equal(*again, 0);
+    assert_int_equal(lines(&f->env.log) - before, 0);
+    sp_release(f->pool, again);
+}
+
 static void destroy_with_leased_members_names_the_sites(void **state) {
     (void)state;
     test_env env;
@@ -307,6 +321,7 @@ int main(void) {
         cmocka_unit_test(hook_releasing_its_own_member_is_refused),
         cmocka_unit_test(destroying_a_pool_from_its_own_hook_is_refused),
         cmocka_unit_test_setup_teardown(write_after_release_is_reported_at_the_next_acquisition, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_member_rebuilt_after_trim_is_not_reported_as_written, setup, teardown),
         cmocka_unit_test(destroy_with_leased_members_names_the_sites),
         cmocka_unit_test_setup_teardown(leak_report_groups_leased_members_by_site, setup, teardown),
         cmocka_unit_test(null_arguments_are_refused_without_a_crash),
