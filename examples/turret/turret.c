@@ -134,6 +134,9 @@ static sp_desc turret_pool_desc(turret *t, size_t slots)
         /* DROP is the pool's policy; RECLAIM mode asks for it per shot with sp_acquire_force,
            so R switches policy without rebuilding the pool or losing shots in flight. */
         .overflow = SP_OVERFLOW_DROP,
+        /* ...and a forced shot should recycle the oldest one in flight, which only a pool that
+           keeps acquisition order knows (a DROP pool defaults to memory order). */
+        .order = SP_ORDER_ACQUISITION,
         .create = projectile_create,
         .on_acquire = projectile_fire,
         .user = t,
