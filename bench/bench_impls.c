@@ -109,8 +109,9 @@ static sp_pool *sp_bench_pool(void *state) { return state; }
 
 /* The handle goes in the member's second word: the first is the workload's. */
 static void *sp_handles_acquire(void *state) {
-    void *item = sp_acquire(state);
-    if (item != NULL) ((sp_handle *)item)[1] = sp_handle_of(state, item);
+    sp_handle h;
+    void *item = sp_acquire_handle(state, NULL, &h);
+    if (item != NULL) ((sp_handle *)item)[1] = h;
     return item;
 }
 

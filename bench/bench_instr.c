@@ -70,8 +70,9 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < LIVE / 2; i++) (void)sp_acquire(pool);
         CALLGRIND_START_INSTRUMENTATION;
         for (size_t i = 0; i < k; i++) {
-            void *p = sp_acquire(pool);
-            if (handles) acc += (uintptr_t)sp_handle_of(pool, p).id;
+            sp_handle h = {0};
+            void *p = handles ? sp_acquire_handle(pool, NULL, &h) : sp_acquire(pool);
+            acc += (uintptr_t)h.id;
             sp_release(pool, p);
         }
         CALLGRIND_STOP_INSTRUMENTATION;

@@ -195,7 +195,7 @@ static void instr_table(FILE *md) {
         const char *impl, *metric, *op;
     } ops[] = {
         {"spawnpool", "instr_per_op", "sp_acquire + sp_release (DROP, no hooks)"},
-        {"spawnpool_handles", "instr_per_pair_with_handle", "sp_acquire + sp_handle_of + sp_release"},
+        {"spawnpool_handles", "instr_per_pair_with_handle", "sp_acquire_handle + sp_release"},
         {"spawnpool_handles", "instr_per_op", "sp_resolve (1 in 8 stale)"},
         {"spawnpool_reclaim", "instr_per_op", "sp_acquire on a saturated RECLAIM pool"},
         {"freelist", "instr_per_op", "pop + push of the bare free list (the floor)"},

@@ -19,7 +19,7 @@ modes=(
   "pair spawnpool instr_per_op sp_acquire sp_release"
   "reclaim spawnpool_reclaim instr_per_op sp_acquire"
   "resolve spawnpool_handles instr_per_op sp_resolve"
-  "handles spawnpool_handles instr_per_pair_with_handle sp_acquire sp_handle_of sp_release"
+  "handles spawnpool_handles instr_per_pair_with_handle sp_acquire_handle sp_release"
   "floor freelist instr_per_op instr_fl_acquire instr_fl_release"
   "churn1k spawnpool instr_per_random_pair sp_acquire sp_release"
   "churn_floor1k freelist instr_per_random_pair instr_fl_acquire instr_fl_release"

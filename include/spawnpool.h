@@ -325,6 +325,11 @@ SP_API void *sp_acquire_with(sp_pool *pool, const void *arg);
    @return NULL only on allocator failure (or a NULL pool). */
 SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
 
+/* sp_acquire_with that also writes the handle of the new life to *out (unless out is NULL):
+   the same handle sp_handle_of would give, without mapping the pointer back to its slot.
+   @return the member, or NULL (and the null handle in *out) as sp_acquire_with. O(1). */
+SP_API void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out);
+
 /* Returns a member to its pool: on_release runs (the member still counts as leased while it
    does), then the member's life ends (its handles stop resolving) and it becomes free. NULL is a
    no-op returning SP_OK.
@@ -344,6 +349,8 @@ SP_API size_t sp_release_all(sp_pool *pool);
 SP_API void *sp_acquire_at(sp_pool *pool, const char *file, int line);
 SP_API void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line);
 SP_API void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line);
+SP_API void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file,
+                                  int line);
 SP_API sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line);
 
 /* ---------------------------------------------------------------------------------------------
@@ -472,6 +479,7 @@ SP_API sp_result sp_registry_release(sp_registry *reg, void *item);
 #  define sp_acquire(...) sp_acquire_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_acquire_with(...) sp_acquire_with_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_acquire_force(...) sp_acquire_force_at(__VA_ARGS__, __FILE__, __LINE__)
+#  define sp_acquire_handle(...) sp_acquire_handle_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_release(...) sp_release_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_spawn(...) sp_spawn_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_registry_release(...) sp_registry_release_at(__VA_ARGS__, __FILE__, __LINE__)

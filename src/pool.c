@@ -1107,6 +1107,28 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
     return pool ? acquire_fast(pool, arg, true) : NULL;
 }
 
+static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
+    sp_handle h;
+    h.id = (uint64_t)sp__life(slot_at(p, idx)) << (SP__SLOT_BITS + SP__TAG_BITS) |
+           (uint64_t)p->tag << SP__SLOT_BITS | idx;
+    return h;
+}
+
+void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
+    sp_handle h = {0};
+    void *item = NULL;
+    if (pool) {
+        /* With a free member, acquire_fast leases exactly the head of the free list, so its slot
+           is known; only the slow paths (build, reclaim) need the pointer mapped back. */
+        uint32_t idx = pool->free_head;
+        item = acquire_fast(pool, arg, false);
+        if (item && idx == SP__NIL) idx = index_of(pool, item);
+        if (item) h = handle_at(pool, idx);
+    }
+    if (out) *out = h;
+    return item;
+}
+
 /* ---- the same, recording call sites (debug records; no-ops with SP_DEBUG=0) ---------- */
 
 void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line) {
@@ -1140,6 +1162,12 @@ void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
 void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
     if (!pool) return NULL;
     void *item = acquire_fast(pool, arg, false);
+    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
+}
+
+void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
+    void *item = sp_acquire_handle(pool, arg, out);
     if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
     return item;
 }
@@ -1264,11 +1292,8 @@ sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     if (!pool || !item) return h;
     uint32_t idx = index_of(pool, item);
     if (idx == SP__NIL) return h;
-    const sp__slot *s = slot_at(pool, idx);
-    if (sp__state(s) != SP__LEASED) return h;
-    h.id = (uint64_t)sp__life(s) << (SP__SLOT_BITS + SP__TAG_BITS) |
-           (uint64_t)pool->tag << SP__SLOT_BITS | idx;
-    return h;
+    if (sp__state(slot_at(pool, idx)) != SP__LEASED) return h;
+    return handle_at(pool, idx);
 }
 
 /* Why a handle did not resolve. A stale handle is the expected case (the turret's target died)

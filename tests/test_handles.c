@@ -64,6 +64,48 @@ static void every_life_gets_a_new_handle(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+static void acquire_handle_gives_the_handle_of_the_new_life_on_every_path(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "handles", 24); /* test_env's hooks: on_acquire included */
+    d.max = 3;
+    d.initial = 1;
+    sp_pool *p = sp_pool_create(&d);
+    sp_handle h[3];
+    void *m[3];
+    m[0] = sp_acquire_handle(p, NULL, &h[0]); /* a prewarmed free member */
+    m[1] = sp_acquire_handle(p, NULL, &h[1]); /* built on demand: the slow path */
+    m[2] = sp_acquire_handle(p, NULL, NULL);  /* no handle wanted */
+    for (int i = 0; i < 3; i++) assert_non_null(m[i]);
+    for (int i = 0; i < 2; i++) {
+        assert_true(sp_handle_eq(h[i], sp_handle_of(p, m[i])));
+        assert_ptr_equal(sp_resolve(p, h[i]), m[i]);
+    }
+    sp_handle dropped = h[0];
+    assert_null(sp_acquire_handle(p, NULL, &dropped)); /* saturated DROP */
+    assert_true(sp_handle_is_null(dropped));
+    /* A recycled member: a new life, a new handle, the old one stale. */
+    sp_release(p, m[0]);
+    sp_handle again;
+    assert_ptr_equal(sp_acquire_handle(p, NULL, &again), m[0]);
+    assert_false(sp_handle_eq(again, h[0]));
+    assert_true(sp_handle_eq(again, sp_handle_of(p, m[0])));
+    assert_null(sp_resolve(p, h[0]));
+    /* A reclaim (RECLAIM now): the reclaimed member's new life. */
+    sp_set_overflow(p, SP_OVERFLOW_RECLAIM);
+    sp_handle reclaimed;
+    void *r = sp_acquire_handle(p, NULL, &reclaimed);
+    assert_non_null(r);
+    assert_true(sp_handle_eq(reclaimed, sp_handle_of(p, r)));
+    sp_handle none = h[1];
+    assert_null(sp_acquire_handle(NULL, NULL, &none));
+    assert_true(sp_handle_is_null(none));
+    assert_int_equal(env.hooks.acquired, 5);
+    sp_release_all(p);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void handle_of_anything_but_a_leased_member_is_null(void **state) {
     (void)state;
     test_env env;
@@ -347,6 +389,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(handle_resolves_while_the_life_lasts),
         cmocka_unit_test(every_life_gets_a_new_handle),
+        cmocka_unit_test(acquire_handle_gives_the_handle_of_the_new_life_on_every_path),
         cmocka_unit_test(handle_of_anything_but_a_leased_member_is_null),
         cmocka_unit_test(null_and_forged_handles_resolve_to_null),
         cmocka_unit_test(handle_from_another_live_pool_never_resolves),
