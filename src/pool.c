@@ -111,7 +111,7 @@ static void pool_free(sp_pool *p, void *ptr, size_t size) {
    ------------------------------------------------------------------------------------------ */
 
 static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
-    s->prev = p->lease_tail;
+    p->prevs[idx] = p->lease_tail;
     s->next = SP__NIL;
     if (p->lease_tail != SP__NIL)
         slot_at(p, p->lease_tail)->next = idx;
@@ -120,15 +120,16 @@ static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
     p->lease_tail = idx;
 }
 
-static inline void lease_unlink(sp_pool *p, sp__slot *s) {
-    if (s->prev != SP__NIL)
-        slot_at(p, s->prev)->next = s->next;
+static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
+    uint32_t prev = p->prevs[idx];
+    if (prev != SP__NIL)
+        slot_at(p, prev)->next = s->next;
     else
         p->lease_head = s->next;
     if (s->next != SP__NIL)
-        slot_at(p, s->next)->prev = s->prev;
+        p->prevs[s->next] = prev;
     else
-        p->lease_tail = s->prev;
+        p->lease_tail = prev;
 }
 
 static inline void free_push(sp_pool *p, uint32_t idx, sp__slot *s) {
@@ -300,43 +301,54 @@ static bool chunk_table_grow(sp_pool *p) {
     return true;
 }
 
-/* Bytes of bookkeeping per slot index: the slot, and its debug record in debug builds. */
-#define SP__SLOT_BYTES (sizeof(sp__slot) + SP__DBG_BYTES)
+/* Bytes of bookkeeping per slot index: the slot, its back link in acquisition order, and its
+   debug record in debug builds. */
+static size_t slot_bytes(bool ordered) {
+    return sizeof(sp__slot) + (ordered ? sizeof(uint32_t) : 0u) + SP__DBG_BYTES;
+}
 
-/* Grows the flat slot array (and the debug records) to at least `need` slots, by a sixteenth at
-   a time, so that the slack stays under a byte a member (copies are amortised: about 16 per
-   slot over a pool's whole growth, on the growth path only). New slots start at life 1. */
+/* Grows the flat slot array (and the back links and debug records) to at least `need` slots, by
+   a sixteenth at a time, so that the slack stays under a byte a member (copies are amortised:
+   about 16 per slot over a pool's whole growth, on the growth path only). New slots start at
+   life 1. Nothing changes when an allocation fails. */
 static bool slots_reserve(sp_pool *p, uint32_t need) {
     if (need <= p->slot_cap) return true;
     uint64_t cap = (uint64_t)p->slot_cap + p->slot_cap / 16u;
     if (cap < need) cap = need;
     if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
     sp__slot *slots = (sp__slot *)pool_alloc(p, (size_t)cap * sizeof *slots, _Alignof(sp__slot));
+    uint32_t *prevs = slots && p->ordered ? (uint32_t *)pool_alloc(p, (size_t)cap * sizeof *prevs, _Alignof(uint32_t)) : NULL;
+    bool ok = slots && (prevs || !p->ordered);
 #if SP_DEBUG
-    sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
-    if (slots && !dbg) {
-        pool_free(p, slots, (size_t)cap * sizeof *slots);
-        slots = NULL;
-    }
+    sp__dbg *dbg = ok ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
+    ok = ok && dbg;
 #endif
-    if (!slots) {
+    if (!ok) {
+        if (prevs) pool_free(p, prevs, (size_t)cap * sizeof *prevs);
+        if (slots) pool_free(p, slots, (size_t)cap * sizeof *slots);
         sp__log(p, SP__MSG_NOMEM, "slots");
         return false;
     }
     if (p->slot_cap) memcpy(slots, p->slots, (size_t)p->slot_cap * sizeof *slots);
     for (uint64_t i = p->slot_cap; i < cap; i++) {
         slots[i].word = 1u << SP__FLAG_BITS | SP__UNBUILT;
-        slots[i].prev = slots[i].next = SP__NIL;
+        slots[i].next = SP__NIL;
     }
     pool_free(p, p->slots, (size_t)p->slot_cap * sizeof *slots);
     p->slots = slots;
+    if (prevs) {
+        if (p->slot_cap) memcpy(prevs, p->prevs, (size_t)p->slot_cap * sizeof *prevs);
+        for (uint64_t i = p->slot_cap; i < cap; i++) prevs[i] = SP__NIL;
+        pool_free(p, p->prevs, (size_t)p->slot_cap * sizeof *prevs);
+        p->prevs = prevs;
+    }
 #if SP_DEBUG
     if (p->slot_cap) memcpy(dbg, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
     memset(dbg + p->slot_cap, 0, (size_t)(cap - p->slot_cap) * sizeof *dbg);
     pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
     p->dbg = dbg;
 #endif
-    p->bytes += (size_t)(cap - p->slot_cap) * SP__SLOT_BYTES;
+    p->bytes += (size_t)(cap - p->slot_cap) * slot_bytes(p->ordered);
     p->slot_cap = (uint32_t)cap;
     return true;
 }
@@ -453,7 +465,7 @@ static uint32_t member_build(sp_pool *p, bool past_max) {
     dbg_at(p, idx)->has_sum = 0; /* a checksum from the slot's previous member means nothing now */
 #endif
     s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__FREE;
-    s->prev = s->next = SP__NIL;
+    s->next = SP__NIL;
     p->chunks[idx >> p->chunk_shift].built++;
     p->size++;
     p->created++;
@@ -517,11 +529,12 @@ static uint32_t log2_ceil(size_t x) {
 /* What a descriptor means once defaults are applied; `why` says what is wrong with it. */
 typedef struct sp__layout {
     size_t align, stride, chunk_items;
+    bool ordered; /* keeps the lease list (SP_ORDER_ACQUISITION, or the default under RECLAIM) */
     const char *why;
 } sp__layout;
 
 static sp__layout layout_of(const sp_desc *d) {
-    sp__layout l = {0, 0, 0, NULL};
+    sp__layout l = {0, 0, 0, false, NULL};
     if (d->item_size == 0) {
         l.why = "item_size is 0";
         return l;
@@ -564,6 +577,8 @@ static sp__layout layout_of(const sp_desc *d) {
         l.why = "allocator needs both alloc and free";
         return l;
     }
+    l.ordered = d->order == SP_ORDER_ACQUISITION ||
+                (d->order == SP_ORDER_DEFAULT && d->overflow == SP_OVERFLOW_RECLAIM);
     l.chunk_items = d->chunk_items;
     if (l.chunk_items == 0) {
         /* A pool told its working size up front gets it in one chunk: every release then hits
@@ -578,7 +593,10 @@ static sp__layout layout_of(const sp_desc *d) {
     return l;
 }
 
-/* Fixed-buffer layout: [pool][chunk record][slots x n][pad][members x n], from an address. */
+/* Fixed-buffer layout, from an address: [pool][chunk record][slots x n][back links x n][pad]
+   [debug records x n, in debug builds][pad][members x n]. The back links are reserved whatever
+   the order (a memory-order pool leaves them unused), so that sp_buffer_size depends on the
+   item's size and alignment only, not on fields a caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
 static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size_t n,
@@ -586,9 +604,10 @@ static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size
     uintptr_t pool = align_up(start, _Alignof(sp_pool));
     uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__chunk);
     if (slots < start || slots > end) return false;
-    if (n > (end - slots) / (sizeof(sp__slot) + SP__DBG_BYTES)) return false;
-    /* slots, then (debug builds) their 8-aligned records, then the aligned members */
-    uintptr_t records = align_up(slots + n * sizeof(sp__slot), SP__DBG_BYTES ? 8u : 1u);
+    if (n > (end - slots) / slot_bytes(true)) return false;
+    /* slots, their back links, then (debug builds) their 8-aligned records, then the members */
+    size_t link_bytes = sizeof(sp__slot) + sizeof(uint32_t);
+    uintptr_t records = align_up(slots + n * link_bytes, SP__DBG_BYTES ? 8u : 1u);
     if (records > end || n > (end - records) / (SP__DBG_BYTES ? SP__DBG_BYTES : 1u)) return false;
     uintptr_t items = align_up(records + n * SP__DBG_BYTES, l->align);
     if (items < slots || items > end) return false;
@@ -603,7 +622,7 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
     size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
     size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
-    return fixed + members * (sizeof(sp__slot) + SP__DBG_BYTES + l.stride);
+    return fixed + members * (slot_bytes(true) + l.stride);
 }
 
 static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
@@ -623,8 +642,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->stride_inv = inv;
     p->max = d->max;
     p->overflow = d->overflow;
-    p->ordered = d->order == SP_ORDER_ACQUISITION ||
-                 (d->order == SP_ORDER_DEFAULT && d->overflow == SP_OVERFLOW_RECLAIM);
+    p->ordered = l->ordered;
     p->plain_acquire = !p->ordered && !d->on_acquire;
     p->plain_release = !p->ordered && !d->on_release;
     p->create = d->create;
@@ -707,10 +725,15 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
         p->slot_cap = (uint32_t)cap;
         for (size_t i = 0; i < cap; i++) {
             p->slots[i].word = 1u << SP__FLAG_BITS | SP__UNBUILT;
-            p->slots[i].prev = p->slots[i].next = SP__NIL;
+            p->slots[i].next = SP__NIL;
+        }
+        uint32_t *links = (uint32_t *)(void *)(p->slots + cap);
+        if (p->ordered) {
+            p->prevs = links;
+            for (size_t i = 0; i < cap; i++) p->prevs[i] = SP__NIL;
         }
 #if SP_DEBUG
-        p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap), 8u);
+        p->dbg = (sp__dbg *)align_up((uintptr_t)(links + cap), 8u);
         memset(p->dbg, 0, cap * sizeof *p->dbg);
 #endif
         chunk_init(p, 0, (unsigned char *)items, (uint32_t)cap);
@@ -799,7 +822,7 @@ static size_t dispose_all(sp_pool *p) {
         }
         if (idx != SP__NIL) {
             s = slot_at(p, idx);
-            if (p->ordered) lease_unlink(p, s);
+            if (p->ordered) lease_unlink(p, idx, s);
             p->leased--;
             p->leased_disposed++;
             was_leased = true;
@@ -841,6 +864,7 @@ void sp_pool_destroy(sp_pool *pool) {
     for (uint32_t c = 0; c < p->chunk_count; c++)
         if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
     pool_free(p, p->slots, (size_t)p->slot_cap * sizeof *p->slots);
+    pool_free(p, p->prevs, (size_t)p->slot_cap * sizeof *p->prevs);
 #if SP_DEBUG
     pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
 #endif
@@ -887,13 +911,13 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
             }
         }
     }
-    /* Split the free list into keepers and victims (chained through prev) before any hook. */
+    /* Split the free list into keepers and victims (each chained through next) before any hook. */
     uint32_t victims = SP__NIL, keep_head = SP__NIL, keep_tail = SP__NIL;
     for (uint32_t i = p->free_head; i != SP__NIL;) {
         sp__slot *s = slot_at(p, i);
         uint32_t next = s->next;
         if (s->word & SP__BUSY) {
-            s->prev = victims;
+            s->next = victims;
             victims = i;
         } else {
             s->next = SP__NIL;
@@ -909,9 +933,9 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     size_t disposed = 0;
     for (uint32_t i = victims; i != SP__NIL;) {
         sp__slot *s = slot_at(p, i);
-        uint32_t next = s->prev;
+        uint32_t next = s->next;
         s->word &= ~(uint32_t)SP__BUSY;
-        s->prev = SP__NIL;
+        s->next = SP__NIL;
         member_dispose(p, i, false);
         disposed++;
         i = next;
@@ -1039,7 +1063,7 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     }
     sp__slot *s = slot_at(p, idx);
     void *item = item_at(p, idx);
-    if (p->ordered) lease_unlink(p, s);
+    if (p->ordered) lease_unlink(p, idx, s);
     if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
     p->leased--;
     p->reclaimed++;
@@ -1202,7 +1226,7 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
 static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
     if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
         return release_refused(pool, idx, item);
-    if (pool->ordered) lease_unlink(pool, slot_at(pool, idx));
+    if (pool->ordered) lease_unlink(pool, idx, slot_at(pool, idx));
     /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
        agree); its life ends after the hook. */
     if (pool->on_release) run_on_release(pool, idx, item);
@@ -1234,6 +1258,7 @@ static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
 /* A member outside the hinted chunk: the address map, then the same plain path. Out of line and
    reached by a tail call, so that sp_release itself stays call-free. */
 static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
+    if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
     uint32_t idx = index_mapped(pool, (uintptr_t)item);
     if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
     hint_set(pool, idx >> pool->chunk_shift);
@@ -1241,8 +1266,9 @@ static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
 }
 
 sp_result sp_release(sp_pool *pool, void *item) {
-    if (SP__UNLIKELY(!item || !pool)) return item ? SP_ERR_INVALID : SP_OK;
-    /* index_in_hint, spelled out: a hit needs no SP__NIL test on the way to release_found */
+    if (SP__UNLIKELY(!pool)) return item ? SP_ERR_INVALID : SP_OK;
+    /* index_in_hint, spelled out: a hit needs no SP__NIL test on the way to release_found. The
+       check is exact (item is the start of member q), so NULL never passes it. */
     uint64_t q = rotr64((uint64_t)((uintptr_t)item - pool->hint_items), pool->stride_rot) * pool->stride_inv;
     if (SP__UNLIKELY(q >= pool->hint_count)) return release_mapped(pool, item);
     return release_found(pool, pool->hint_base + (uint32_t)q, item);
@@ -1388,7 +1414,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     uint32_t idx = pool->lease_head;
     while (idx != SP__NIL) {
         const sp__slot *s = slot_at(pool, idx);
-        uint32_t word = s->word, next = s->next, prev = s->prev;
+        uint32_t word = s->word, next = s->next, prev = pool->prevs[idx];
         uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
         uint32_t prev_word = prev != SP__NIL ? slot_at(pool, prev)->word : 0;
         n++;
@@ -1524,7 +1550,7 @@ bool sp__pool_check(const sp_pool *p) {
     uint32_t prev = SP__NIL;
     for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
-        if (!p->ordered || sp__state(s) != SP__LEASED || s->prev != prev) return false;
+        if (!p->ordered || sp__state(s) != SP__LEASED || p->prevs[i] != prev) return false;
         prev = i;
         if (++leased > p->reserved) return false;
     }

@@ -40,12 +40,12 @@
 #define SP__LIFE_MAX ((1u << SP__LIFE_BITS) - 1u)    /* last life a slot may have */
 #define SP__NIL UINT32_MAX                           /* "no slot" in links */
 
-/* ---- per-slot bookkeeping: 12 bytes a member --------------------------------------------
+/* ---- per-slot bookkeeping: 8 bytes a member (12 in acquisition order) -------------------
    word = life << 4 | flags. `life` is the slot's current life (the one a handle names while the
-   member is leased; the next one to hand out while it is free). prev/next link the member into
-   at most one list: the lease list (doubly linked, oldest acquisition at the head; only in
-   SP_ORDER_ACQUISITION pools: in the others a leased slot is in no list), or the free list / the
-   unbuilt list (singly linked through next). */
+   member is leased; the next one to hand out while it is free). next links the member into at
+   most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, with the
+   back links in p->prevs) the lease list, doubly linked, oldest acquisition at the head. In a
+   memory-order pool a leased slot is in no list, and there is no prevs array. */
 enum {
     SP__UNBUILT = 0u, /* memory reserved, no member built */
     SP__FREE = 1u,    /* built, ready to hand out */
@@ -59,7 +59,6 @@ enum {
 
 typedef struct sp__slot {
     uint32_t word;
-    uint32_t prev;
     uint32_t next;
 } sp__slot;
 
@@ -101,6 +100,7 @@ struct sp_pool {
     uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     sp__slot *slots;    /* flat, indexed by slot index; grows with the chunks, never shrinks */
+    uint32_t *prevs;    /* lease list back links, parallel to slots; NULL unless ordered */
     uint32_t slot_cap;  /* slot indices below this exist */
 #if SP_DEBUG
     struct sp__dbg *dbg; /* debug records, parallel to slots */
