@@ -1,7 +1,7 @@
-/* pool.c -- the object pool: chunks of members with 12 bytes of bookkeeping each, a free list,
-   a lease list in acquisition order (SP_ORDER_ACQUISITION pools only), life counters for
-   handles, and an address map that recognises members (and rejects everything else) in expected
-   O(1).
+/* pool.c -- the object pool: chunks of members with 8 bytes of bookkeeping each (12 with the
+   lease list), a free list, a lease list in acquisition order (SP_ORDER_ACQUISITION pools only),
+   life counters for handles, and an address map that recognises members (and rejects everything
+   else) in expected O(1).
 
    See docs/design.md for the layout. In short: slot index = chunk number << chunk_shift | i;
    a member's address = chunk.items + i * stride; its slot = chunk.slots[i]. */
