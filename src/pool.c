@@ -16,7 +16,19 @@
 #define SP__DEFAULT_CHUNK_ITEMS 256u
 #define SP__MAX_ALIGN ((size_t)65536)
 
-static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) { return &p->slots[idx]; }
+static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) {
+    return (sp__slot *)(void *)(p->slots + (size_t)idx * p->slot_size);
+}
+
+/* The slot of a memory-order pool, whose slot size is known at compile time: the plain paths. */
+static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
+    return (sp__slot *)(void *)p->slots + idx;
+}
+
+/* The lease list's back link (ordered pools only). */
+static inline uint32_t *prev_at(const sp_pool *p, uint32_t idx) {
+    return &((sp__oslot *)(void *)slot_at(p, idx))->prev;
+}
 
 static inline void *item_at(const sp_pool *p, uint32_t idx) {
     return p->chunks[idx >> p->chunk_shift].items + (size_t)(idx & p->chunk_mask) * p->stride;
@@ -111,7 +123,7 @@ static void pool_free(sp_pool *p, void *ptr, size_t size) {
    ------------------------------------------------------------------------------------------ */
 
 static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
-    p->prevs[idx] = p->lease_tail;
+    *prev_at(p, idx) = p->lease_tail;
     s->next = SP__NIL;
     if (p->lease_tail != SP__NIL)
         slot_at(p, p->lease_tail)->next = idx;
@@ -121,13 +133,13 @@ static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
 }
 
 static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
-    uint32_t prev = p->prevs[idx];
+    uint32_t prev = *prev_at(p, idx);
     if (prev != SP__NIL)
         slot_at(p, prev)->next = s->next;
     else
         p->lease_head = s->next;
     if (s->next != SP__NIL)
-        p->prevs[s->next] = prev;
+        *prev_at(p, s->next) = prev;
     else
         p->lease_tail = prev;
 }
@@ -154,7 +166,7 @@ static uint32_t leased_from(const sp_pool *p, uint32_t from) {
     for (uint32_t c = from >> p->chunk_shift; c < p->chunk_count; c++) {
         uint32_t base = c << p->chunk_shift, count = p->chunks[c].count;
         for (uint32_t i = c == from >> p->chunk_shift ? from & p->chunk_mask : 0u; i < count; i++)
-            if (visible_leased(p->slots[base | i].word)) return base | i;
+            if (visible_leased(slot_at(p, base | i)->word)) return base | i;
     }
     return SP__NIL;
 }
@@ -165,7 +177,7 @@ static uint32_t leased_first(const sp_pool *p) {
 }
 
 static uint32_t leased_next(const sp_pool *p, uint32_t idx) {
-    return p->ordered ? p->slots[idx].next : leased_from(p, idx + 1u);
+    return p->ordered ? slot_at(p, idx)->next : leased_from(p, idx + 1u);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -179,11 +191,11 @@ static uint32_t leased_next(const sp_pool *p, uint32_t idx) {
    a slot pointer across a hook either. */
 #define SP__RUN_HOOK(p, idx, call)                                                                \
     do {                                                                                          \
-        (p)->slots[idx].word |= SP__BUSY;                                                         \
+        slot_at((p), (idx))->word |= SP__BUSY;                                                    \
         (p)->hook_depth++;                                                                        \
         call;                                                                                     \
         (p)->hook_depth--;                                                                        \
-        (p)->slots[idx].word &= ~(uint32_t)SP__BUSY;                                              \
+        slot_at((p), (idx))->word &= ~(uint32_t)SP__BUSY;                                         \
     } while (0)
 
 static void run_create(sp_pool *p, uint32_t idx, void *item) {
@@ -195,9 +207,9 @@ static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t idx, void *item, co
 }
 
 static SP__NOINLINE void run_on_release(sp_pool *p, uint32_t idx, void *item) {
-    p->slots[idx].word |= SP__RELEASING;
+    slot_at(p, idx)->word |= SP__RELEASING;
     SP__RUN_HOOK(p, idx, p->on_release(item, p->user));
-    p->slots[idx].word &= ~(uint32_t)SP__RELEASING;
+    slot_at(p, idx)->word &= ~(uint32_t)SP__RELEASING;
 }
 
 static void run_dispose(sp_pool *p, uint32_t idx, void *item) {
@@ -259,8 +271,8 @@ static void unbuilt_rebuild(sp_pool *p) {
     for (uint32_t c = p->chunk_count; c-- > 0;) {
         for (uint32_t i = p->chunks[c].count; i-- > 0;) {
             uint32_t idx = (c << p->chunk_shift) | i;
-            if ((p->slots[idx].word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
-                unbuilt_push(p, idx, &p->slots[idx]);
+            if ((slot_at(p, idx)->word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
+                unbuilt_push(p, idx, slot_at(p, idx));
         }
     }
 }
@@ -277,7 +289,7 @@ static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, uint32_t co
     ch->built = 0;
     for (uint32_t i = count; i-- > 0;) {
         uint32_t idx = (c << p->chunk_shift) | i;
-        if (sp__state(&p->slots[idx]) != SP__RETIRED) unbuilt_push(p, idx, &p->slots[idx]);
+        if (sp__state(slot_at(p, idx)) != SP__RETIRED) unbuilt_push(p, idx, slot_at(p, idx));
     }
     p->reserved += count;
     hint_set(p, c); /* its members are the next to be built */
@@ -301,47 +313,47 @@ static bool chunk_table_grow(sp_pool *p) {
     return true;
 }
 
-/* Bytes of bookkeeping per slot index: the slot, its back link in acquisition order, and its
-   debug record in debug builds. */
+/* Bytes of bookkeeping per slot index: the slot (with its back link in acquisition order),
+   and its debug record in debug builds. */
 static size_t slot_bytes(bool ordered) {
-    return sizeof(sp__slot) + (ordered ? sizeof(uint32_t) : 0u) + SP__DBG_BYTES;
+    return (ordered ? sizeof(sp__oslot) : sizeof(sp__slot)) + SP__DBG_BYTES;
 }
 
-/* Grows the flat slot array (and the back links and debug records) to at least `need` slots, by
-   a sixteenth at a time, so that the slack stays under a byte a member (copies are amortised:
-   about 16 per slot over a pool's whole growth, on the growth path only). New slots start at
-   life 1. Nothing changes when an allocation fails. */
+/* Makes slots [from, to) unbuilt at life 1, in no list. */
+static void slots_init(sp_pool *p, uint64_t from, uint64_t to) {
+    for (uint64_t i = from; i < to; i++) {
+        sp__slot *s = slot_at(p, (uint32_t)i);
+        s->word = 1u << SP__FLAG_BITS | SP__UNBUILT;
+        s->next = SP__NIL;
+        if (p->ordered) *prev_at(p, (uint32_t)i) = SP__NIL;
+    }
+}
+
+/* Grows the flat slot array (and the debug records) to at least `need` slots, by a sixteenth at
+   a time, so that the slack stays under a byte a member (copies are amortised: about 16 per
+   slot over a pool's whole growth, on the growth path only). New slots start at life 1.
+   Nothing changes when an allocation fails. */
 static bool slots_reserve(sp_pool *p, uint32_t need) {
     if (need <= p->slot_cap) return true;
     uint64_t cap = (uint64_t)p->slot_cap + p->slot_cap / 16u;
     if (cap < need) cap = need;
     if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
-    sp__slot *slots = (sp__slot *)pool_alloc(p, (size_t)cap * sizeof *slots, _Alignof(sp__slot));
-    uint32_t *prevs = slots && p->ordered ? (uint32_t *)pool_alloc(p, (size_t)cap * sizeof *prevs, _Alignof(uint32_t)) : NULL;
-    bool ok = slots && (prevs || !p->ordered);
+    unsigned char *slots = (unsigned char *)pool_alloc(p, (size_t)cap * p->slot_size, _Alignof(sp__oslot));
 #if SP_DEBUG
-    sp__dbg *dbg = ok ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
-    ok = ok && dbg;
+    sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
+    if (slots && !dbg) {
+        pool_free(p, slots, (size_t)cap * p->slot_size);
+        slots = NULL;
+    }
 #endif
-    if (!ok) {
-        if (prevs) pool_free(p, prevs, (size_t)cap * sizeof *prevs);
-        if (slots) pool_free(p, slots, (size_t)cap * sizeof *slots);
+    if (!slots) {
         sp__log(p, SP__MSG_NOMEM, "slots");
         return false;
     }
-    if (p->slot_cap) memcpy(slots, p->slots, (size_t)p->slot_cap * sizeof *slots);
-    for (uint64_t i = p->slot_cap; i < cap; i++) {
-        slots[i].word = 1u << SP__FLAG_BITS | SP__UNBUILT;
-        slots[i].next = SP__NIL;
-    }
-    pool_free(p, p->slots, (size_t)p->slot_cap * sizeof *slots);
+    if (p->slot_cap) memcpy(slots, p->slots, (size_t)p->slot_cap * p->slot_size);
+    pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
     p->slots = slots;
-    if (prevs) {
-        if (p->slot_cap) memcpy(prevs, p->prevs, (size_t)p->slot_cap * sizeof *prevs);
-        for (uint64_t i = p->slot_cap; i < cap; i++) prevs[i] = SP__NIL;
-        pool_free(p, p->prevs, (size_t)p->slot_cap * sizeof *prevs);
-        p->prevs = prevs;
-    }
+    slots_init(p, p->slot_cap, cap);
 #if SP_DEBUG
     if (p->slot_cap) memcpy(dbg, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
     memset(dbg + p->slot_cap, 0, (size_t)(cap - p->slot_cap) * sizeof *dbg);
@@ -358,7 +370,7 @@ static uint32_t usable_slots(const sp_pool *p, uint32_t c, uint32_t n) {
     uint32_t usable = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t idx = (c << p->chunk_shift) | i;
-        usable += idx >= p->slot_cap || sp__state(&p->slots[idx]) != SP__RETIRED;
+        usable += idx >= p->slot_cap || sp__state(slot_at(p, idx)) != SP__RETIRED;
     }
     return usable;
 }
@@ -593,10 +605,10 @@ static sp__layout layout_of(const sp_desc *d) {
     return l;
 }
 
-/* Fixed-buffer layout, from an address: [pool][chunk record][slots x n][back links x n][pad]
-   [debug records x n, in debug builds][pad][members x n]. The back links are reserved whatever
-   the order (a memory-order pool leaves them unused), so that sp_buffer_size depends on the
-   item's size and alignment only, not on fields a caller may still change after sizing. */
+/* Fixed-buffer layout, from an address: [pool][chunk record][slots x n][pad][debug records x n,
+   in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
+   order (a memory-order pool leaves the back links' room unused), so that sp_buffer_size depends
+   on the item's size and alignment only, not on fields a caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
 static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size_t n,
@@ -605,9 +617,8 @@ static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size
     uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__chunk);
     if (slots < start || slots > end) return false;
     if (n > (end - slots) / slot_bytes(true)) return false;
-    /* slots, their back links, then (debug builds) their 8-aligned records, then the members */
-    size_t link_bytes = sizeof(sp__slot) + sizeof(uint32_t);
-    uintptr_t records = align_up(slots + n * link_bytes, SP__DBG_BYTES ? 8u : 1u);
+    /* slots, then (debug builds) their 8-aligned records, then the aligned members */
+    uintptr_t records = align_up(slots + n * sizeof(sp__oslot), SP__DBG_BYTES ? 8u : 1u);
     if (records > end || n > (end - records) / (SP__DBG_BYTES ? SP__DBG_BYTES : 1u)) return false;
     uintptr_t items = align_up(records + n * SP__DBG_BYTES, l->align);
     if (items < slots || items > end) return false;
@@ -643,6 +654,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->max = d->max;
     p->overflow = d->overflow;
     p->ordered = l->ordered;
+    p->slot_size = (uint32_t)(l->ordered ? sizeof(sp__oslot) : sizeof(sp__slot));
     p->plain_acquire = !p->ordered && !d->on_acquire;
     p->plain_release = !p->ordered && !d->on_release;
     p->create = d->create;
@@ -721,19 +733,11 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
         p->chunks = (sp__chunk *)(void *)(p + 1);
         memset(p->chunks, 0, sizeof *p->chunks);
         p->chunk_count = p->chunk_cap = 1u;
-        p->slots = (sp__slot *)(void *)(p->chunks + 1);
+        p->slots = (unsigned char *)(p->chunks + 1);
         p->slot_cap = (uint32_t)cap;
-        for (size_t i = 0; i < cap; i++) {
-            p->slots[i].word = 1u << SP__FLAG_BITS | SP__UNBUILT;
-            p->slots[i].next = SP__NIL;
-        }
-        uint32_t *links = (uint32_t *)(void *)(p->slots + cap);
-        if (p->ordered) {
-            p->prevs = links;
-            for (size_t i = 0; i < cap; i++) p->prevs[i] = SP__NIL;
-        }
+        slots_init(p, 0, cap);
 #if SP_DEBUG
-        p->dbg = (sp__dbg *)align_up((uintptr_t)(links + cap), 8u);
+        p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap * sizeof(sp__oslot)), 8u);
         memset(p->dbg, 0, cap * sizeof *p->dbg);
 #endif
         chunk_init(p, 0, (unsigned char *)items, (uint32_t)cap);
@@ -863,8 +867,7 @@ void sp_pool_destroy(sp_pool *pool) {
     if (p->fixed) return;
     for (uint32_t c = 0; c < p->chunk_count; c++)
         if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
-    pool_free(p, p->slots, (size_t)p->slot_cap * sizeof *p->slots);
-    pool_free(p, p->prevs, (size_t)p->slot_cap * sizeof *p->prevs);
+    pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
 #if SP_DEBUG
     pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
 #endif
@@ -904,7 +907,7 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     for (uint32_t c = p->chunk_count; c-- > 0 && marked < to_dispose;) {
         sp__chunk *ch = &p->chunks[c];
         for (uint32_t i = ch->count; i-- > 0 && marked < to_dispose;) {
-            sp__slot *slot = &p->slots[(c << p->chunk_shift) | i];
+            sp__slot *slot = slot_at(p, (c << p->chunk_shift) | i);
             if ((slot->word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
                 slot->word |= SP__BUSY;
                 marked++;
@@ -993,11 +996,9 @@ static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
     DBG_FREED(p, idx, item_at(p, idx));
 }
 
-/* The lease list and on_acquire, apart so that the plain path makes no call (and saves no
-   registers). */
-static SP__NOINLINE void *lease_extra(sp_pool *p, uint32_t idx, void *item, const void *arg) {
-    if (p->ordered) lease_append(p, idx, slot_at(p, idx));
-    if (p->on_acquire) run_on_acquire(p, idx, item, arg);
+/* on_acquire, apart so that the hook-free paths make no call (and save no registers). */
+static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, const void *arg) {
+    run_on_acquire(p, idx, item, arg);
     return item;
 }
 
@@ -1015,7 +1016,10 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    if (SP__UNLIKELY(!p->plain_acquire)) return lease_extra(p, idx, item, arg);
+    if (SP__UNLIKELY(!p->plain_acquire)) {
+        if (p->ordered) lease_append(p, idx, s); /* before the hook: it may iterate */
+        if (p->on_acquire) return lease_hooked(p, idx, item, arg);
+    }
     return item;
 }
 
@@ -1113,10 +1117,19 @@ static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) 
     return lease(p, idx, slot_at(p, idx), arg);
 }
 
+/* A free member of a pool that is not plain (a lease list to append to, or on_acquire): the
+   same pop, out of line, so that the plain path keeps its registers. */
+static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *arg) {
+    sp__slot *s = slot_at(p, idx);
+    p->free_head = s->next;
+    return lease(p, idx, s, arg);
+}
+
 static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
     if (SP__UNLIKELY(idx == SP__NIL)) return acquire_slow(p, arg, force);
-    sp__slot *s = slot_at(p, idx);
+    if (SP__UNLIKELY(!p->plain_acquire)) return acquire_listed(p, idx, arg);
+    sp__slot *s = plain_slot_at(p, idx);
     p->free_head = s->next;
     return lease(p, idx, s, arg);
 }
@@ -1235,24 +1248,35 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
     return SP_OK;
 }
 
-/* The plain release of member idx (leased, in a plain pool: no lease list, no on_release; not at
-   its last life, where the word would carry out), inline; anything else goes to
-   release_general. */
-static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
-    /* The free list hands this member out next: start fetching its line for the caller's
-       writes now, in parallel with the slot's. */
-    SP__PREFETCH_W(item);
-    sp__slot *s = slot_at(pool, idx);
-    uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+/* The release of member idx without a hook: leased, not busy, not at its last life (where the
+   word would carry out); anything else goes to release_general. `plain` (a constant where this
+   is inlined) says a plain pool: memory order, 8-byte slots, no on_release. Otherwise the pool
+   has a lease list to unlink from, or an on_release hook. */
+static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item, bool plain) {
+    const uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+    sp__slot *s = plain ? plain_slot_at(pool, idx) : slot_at(pool, idx);
     uint32_t word = s->word;
-    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || !pool->plain_release ||
-                     word + step < step))
+    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || word + step < step ||
+                     (!plain && pool->on_release)))
         return release_general(pool, idx, item);
+    if (!plain) lease_unlink(pool, idx, s); /* not plain, no on_release: ordered */
     pool->leased--;
     s->word = word + step; /* next life, now free */
     free_push(pool, idx, s);
     DBG_FREED(pool, idx, item);
     return SP_OK;
+}
+
+static SP__NOINLINE sp_result release_listed(sp_pool *pool, uint32_t idx, void *item) {
+    return release_hookless(pool, idx, item, false);
+}
+
+static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
+    /* The free list hands this member out next: start fetching its line for the caller's
+       writes now, in parallel with the slot's. */
+    SP__PREFETCH_W(item);
+    if (SP__UNLIKELY(!pool->plain_release)) return release_listed(pool, idx, item);
+    return release_hookless(pool, idx, item, true);
 }
 
 /* A member outside the hinted chunk: the address map, then the same plain path. Out of line and
@@ -1336,7 +1360,7 @@ static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle)
     }
     uint32_t reached = 0; /* the highest life this slot can have handed out */
     if (idx < pool->slot_cap) {
-        const sp__slot *s = &pool->slots[idx];
+        const sp__slot *s = slot_at(pool, idx);
         reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
     }
     if (life == 0 || life > reached) sp__log(pool, SP__MSG_FORGED_HANDLE, (unsigned long long)handle.id);
@@ -1350,7 +1374,7 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
     if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap)) return resolve_refused(pool, handle);
     /* A leased slot always lies in a live chunk, so the word alone decides. */
-    uint32_t word = pool->slots[idx].word;
+    uint32_t word = slot_at(pool, idx)->word;
     if (SP__UNLIKELY((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED))) {
         /* A life the slot has moved past: stale, the expected case, and silent. */
         if (life != 0 && life < word >> SP__FLAG_BITS) return NULL;
@@ -1399,7 +1423,7 @@ static size_t each_in_memory_order(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
     for (uint32_t c = 0; c < pool->chunk_count; c++) {
         for (uint32_t i = 0; i < pool->chunks[c].count; i++) {
-            if (!visible_leased(pool->slots[c << pool->chunk_shift | i].word)) continue;
+            if (!visible_leased(slot_at(pool, c << pool->chunk_shift | i)->word)) continue;
             n++;
             if (!fn(pool->chunks[c].items + (size_t)i * pool->stride, user)) return n;
         }
@@ -1414,7 +1438,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     uint32_t idx = pool->lease_head;
     while (idx != SP__NIL) {
         const sp__slot *s = slot_at(pool, idx);
-        uint32_t word = s->word, next = s->next, prev = pool->prevs[idx];
+        uint32_t word = s->word, next = s->next, prev = *prev_at(pool, idx);
         uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
         uint32_t prev_word = prev != SP__NIL ? slot_at(pool, prev)->word : 0;
         n++;
@@ -1550,7 +1574,7 @@ bool sp__pool_check(const sp_pool *p) {
     uint32_t prev = SP__NIL;
     for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
-        if (!p->ordered || sp__state(s) != SP__LEASED || p->prevs[i] != prev) return false;
+        if (!p->ordered || sp__state(s) != SP__LEASED || *prev_at(p, i) != prev) return false;
         prev = i;
         if (++leased > p->reserved) return false;
     }
@@ -1563,7 +1587,7 @@ bool sp__pool_check(const sp_pool *p) {
         const sp__chunk *ch = &p->chunks[c];
         uint32_t b = 0;
         for (uint32_t i = 0; i < ch->count; i++) {
-            uint32_t st = sp__state(&p->slots[(c << p->chunk_shift) | i]);
+            uint32_t st = sp__state(slot_at(p, (c << p->chunk_shift) | i));
             if (st == SP__FREE || st == SP__LEASED) b++;
             leased_states += st == SP__LEASED;
             if (index_of(p, ch->items + (size_t)i * p->stride) != ((c << p->chunk_shift) | i)) return false;
@@ -1575,7 +1599,7 @@ bool sp__pool_check(const sp_pool *p) {
     }
     /* Outside live chunks, no slot holds a member. */
     for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
-        uint32_t c = idx >> p->chunk_shift, st = sp__state(&p->slots[idx]);
+        uint32_t c = idx >> p->chunk_shift, st = sp__state(slot_at(p, idx));
         bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
         if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
     }

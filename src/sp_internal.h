@@ -43,9 +43,9 @@
 /* ---- per-slot bookkeeping: 8 bytes a member (12 in acquisition order) -------------------
    word = life << 4 | flags. `life` is the slot's current life (the one a handle names while the
    member is leased; the next one to hand out while it is free). next links the member into at
-   most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, with the
-   back links in p->prevs) the lease list, doubly linked, oldest acquisition at the head. In a
-   memory-order pool a leased slot is in no list, and there is no prevs array. */
+   most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, whose
+   slots are sp__oslot, with a back link) the lease list, doubly linked, oldest acquisition at
+   the head. In a memory-order pool a leased slot is in no list and has no back link. */
 enum {
     SP__UNBUILT = 0u, /* memory reserved, no member built */
     SP__FREE = 1u,    /* built, ready to hand out */
@@ -61,6 +61,13 @@ typedef struct sp__slot {
     uint32_t word;
     uint32_t next;
 } sp__slot;
+
+/* The slot of an acquisition-order pool: the same, and the lease list's back link, in the same
+   cache line as the rest (an unlink touches the neighbours' slots and nothing else). */
+typedef struct sp__oslot {
+    sp__slot s;
+    uint32_t prev;
+} sp__oslot;
 
 static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }
 static inline uint32_t sp__state(const sp__slot *s) { return s->word & SP__STATE_MASK; }
@@ -99,8 +106,8 @@ struct sp_pool {
     uint32_t stride_rot; /* stride = odd << stride_rot */
     uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
     size_t stride;
-    sp__slot *slots;    /* flat, indexed by slot index; grows with the chunks, never shrinks */
-    uint32_t *prevs;    /* lease list back links, parallel to slots; NULL unless ordered */
+    unsigned char *slots; /* flat, slot_size bytes a slot index; grows, never shrinks */
+    uint32_t slot_size;   /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
     uint32_t slot_cap;  /* slot indices below this exist */
 #if SP_DEBUG
     struct sp__dbg *dbg; /* debug records, parallel to slots */
