@@ -119,9 +119,9 @@
 #define SPAWNPOOL_H
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 1
+#define SP_VERSION_MINOR 2
 #define SP_VERSION_PATCH 0
-#define SP_VERSION "0.1.0"
+#define SP_VERSION "0.2.0"
 
 /* Debug checks (see DEBUG CHECKS above): 0 off, 1 poisoning + acquisition sites + write-after-
    release checksums, 2 also fills released members of pools without a `create` hook.
