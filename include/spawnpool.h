@@ -389,9 +389,10 @@ SP_API void *sp_next(const sp_pool *pool, const void *item);
 
 /* Calls fn(item, user) for every leased member in the pool's order, until fn returns false.
    fn may release the member it is given, and acquire others. SP_ORDER_ACQUISITION: those come
-   after it and are visited; if fn releases the member that was next, the walk stops there
-   rather than go astray. SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie
-   after it in memory order, and a member released meanwhile is skipped.
+   after it and are visited; a member fn releases is skipped, except that if fn releases both
+   the member it was given and the one that was next after it, the walk stops there rather than
+   go astray. SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie after it in
+   memory order, and a member released meanwhile is skipped.
    @return members visited. O(leased) (SP_ORDER_MEMORY: O(slots), in address order), no
    lookups: the fastest way to update them all. */
 typedef bool (*sp_each_fn)(void *item, void *user);

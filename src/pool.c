@@ -1,4 +1,4 @@
-/* pool.c -- the object pool: chunks of members with 8 bytes of bookkeeping each (12 with the
+/* pool.c -- the object pool: chunks of members with 8 bytes of bookkeeping each (16 with the
    lease list), a free list, a lease list in acquisition order (SP_ORDER_ACQUISITION pools only),
    life counters for handles, and an address map that recognises members (and rejects everything
    else) in expected O(1).
@@ -25,9 +25,13 @@ static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
     return (sp__slot *)(void *)p->slots + idx;
 }
 
-/* The lease list's back link (ordered pools only). */
+/* The lease list's back link and the acquisition's sequence number (ordered pools only). */
 static inline uint32_t *prev_at(const sp_pool *p, uint32_t idx) {
     return &((sp__oslot *)(void *)slot_at(p, idx))->prev;
+}
+
+static inline uint32_t *stamp_at(const sp_pool *p, uint32_t idx) {
+    return &((sp__oslot *)(void *)slot_at(p, idx))->stamp;
 }
 
 static inline void *item_at(const sp_pool *p, uint32_t idx) {
@@ -124,6 +128,7 @@ static void pool_free(sp_pool *p, void *ptr, size_t size) {
 
 static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
     *prev_at(p, idx) = p->lease_tail;
+    *stamp_at(p, idx) = (uint32_t)p->acquired;
     s->next = SP__NIL;
     if (p->lease_tail != SP__NIL)
         slot_at(p, p->lease_tail)->next = idx;
@@ -325,7 +330,7 @@ static void slots_init(sp_pool *p, uint64_t from, uint64_t to) {
         sp__slot *s = slot_at(p, (uint32_t)i);
         s->word = 1u << SP__FLAG_BITS | SP__UNBUILT;
         s->next = SP__NIL;
-        if (p->ordered) *prev_at(p, (uint32_t)i) = SP__NIL;
+        if (p->ordered) *prev_at(p, (uint32_t)i) = *stamp_at(p, (uint32_t)i) = SP__NIL;
     }
 }
 
@@ -1438,26 +1443,26 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     uint32_t idx = pool->lease_head;
     while (idx != SP__NIL) {
         const sp__slot *s = slot_at(pool, idx);
-        uint32_t word = s->word, next = s->next, prev = *prev_at(pool, idx);
+        uint32_t word = s->word, next = s->next, stamp = *stamp_at(pool, idx);
         uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
-        uint32_t prev_word = prev != SP__NIL ? slot_at(pool, prev)->word : 0;
         n++;
         bool go_on = fn(item_at(pool, idx), user);
         if (!go_on) break;
         /* Same life still leased: its link is current (fn may have appended members). Released
            (or released and handed out again): the saved link holds while that next member is
            still in the same life; otherwise stop rather than follow a stale link. It was the
-           last: what fn acquired now follows its old prev (or starts the list), if that prev
-           is still in the same life. (Slots are looked up again after fn: acquiring may have
-           moved the slot array.) */
+           last: everything after it was acquired by fn, so the walk goes on at the oldest
+           member acquired after it, found from the tail by sequence number (O(members fn
+           acquired), all of which it then visits). (Slots are looked up again after fn:
+           acquiring may have moved the slot array.) */
         if (slot_at(pool, idx)->word == word) {
             next = slot_at(pool, idx)->next;
         } else if (next != SP__NIL) {
             if (slot_at(pool, next)->word != next_word) break;
-        } else if (prev == SP__NIL) {
-            next = pool->lease_head;
-        } else if (slot_at(pool, prev)->word == prev_word) {
-            next = slot_at(pool, prev)->next;
+        } else {
+            for (uint32_t i = pool->lease_tail; i != SP__NIL && (int32_t)(*stamp_at(pool, i) - stamp) > 0;
+                 i = *prev_at(pool, i))
+                next = i;
         }
         idx = next;
     }
@@ -1575,6 +1580,8 @@ bool sp__pool_check(const sp_pool *p) {
     for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
         if (!p->ordered || sp__state(s) != SP__LEASED || *prev_at(p, i) != prev) return false;
+        /* acquisition order: sequence numbers increase along the list */
+        if (prev != SP__NIL && (int32_t)(*stamp_at(p, i) - *stamp_at(p, prev)) <= 0) return false;
         prev = i;
         if (++leased > p->reserved) return false;
     }

@@ -40,12 +40,12 @@
 #define SP__LIFE_MAX ((1u << SP__LIFE_BITS) - 1u)    /* last life a slot may have */
 #define SP__NIL UINT32_MAX                           /* "no slot" in links */
 
-/* ---- per-slot bookkeeping: 8 bytes a member (12 in acquisition order) -------------------
+/* ---- per-slot bookkeeping: 8 bytes a member (16 in acquisition order) -------------------
    word = life << 4 | flags. `life` is the slot's current life (the one a handle names while the
    member is leased; the next one to hand out while it is free). next links the member into at
    most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, whose
-   slots are sp__oslot, with a back link) the lease list, doubly linked, oldest acquisition at
-   the head. In a memory-order pool a leased slot is in no list and has no back link. */
+   slots are the 16-byte sp__oslot, with a back link) the lease list, doubly linked, oldest
+   acquisition at the head. In a memory-order pool a leased slot is in no list and has no back link. */
 enum {
     SP__UNBUILT = 0u, /* memory reserved, no member built */
     SP__FREE = 1u,    /* built, ready to hand out */
@@ -62,11 +62,14 @@ typedef struct sp__slot {
     uint32_t next;
 } sp__slot;
 
-/* The slot of an acquisition-order pool: the same, and the lease list's back link, in the same
-   cache line as the rest (an unlink touches the neighbours' slots and nothing else). */
+/* The slot of an acquisition-order pool: the same, the lease list's back link, in the same
+   cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
+   acquisition's sequence number (the low 32 bits of `acquired` when it was leased), which tells
+   sp_each which members a callback acquired. 16 bytes: never split across cache lines. */
 typedef struct sp__oslot {
     sp__slot s;
     uint32_t prev;
+    uint32_t stamp;
 } sp__oslot;
 
 static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }

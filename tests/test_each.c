@@ -104,6 +104,38 @@ static void each_visits_what_the_last_member_acquired_before_releasing_itself(vo
     }
 }
 
+static bool on_last_reclaim_then_release(void *item, void *user) {
+    walk *w = (walk *)user;
+    w->seen[w->count++] = item;
+    if (w->count == 2) {                               /* the last member, B */
+        assert_ptr_equal(sp_acquire(w->pool), w->seen[0]); /* saturated: reclaims A, its prev */
+        assert_int_equal(sp_release(w->pool, item), SP_OK);
+    }
+    return w->count < 8;
+}
+
+static void each_visits_what_the_last_member_acquired_even_when_its_prev_went(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "each", 24);
+    d.max = 2;
+    d.overflow = SP_OVERFLOW_RECLAIM; /* acquisition order by default */
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p), *b = sp_acquire(p);
+    walk w = {.pool = p};
+    /* A, B, then A's new life: acquired by fn after B, so visited, though both of B's old
+       neighbours are gone (B released, A reclaimed). */
+    assert_int_equal(sp_each(p, on_last_reclaim_then_release, &w), 3);
+    assert_ptr_equal(w.seen[0], a);
+    assert_ptr_equal(w.seen[1], b);
+    assert_ptr_equal(w.seen[2], a);
+    EXPECT_STATS(p, .size = 2, .leased = 1, .free = 1, .peak_leased = 2, .created = 2, .acquired = 3,
+                 .released = 2, .reclaimed = 1);
+    sp_release_all(p);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void each_stops_when_the_callback_says_so(void **state) {
     (void)state;
     test_env env;
@@ -210,6 +242,7 @@ int main(void) {
         cmocka_unit_test(each_lets_the_callback_release_its_member),
         cmocka_unit_test(each_visits_members_acquired_during_the_walk_after_the_rest),
         cmocka_unit_test(each_visits_what_the_last_member_acquired_before_releasing_itself),
+        cmocka_unit_test(each_visits_what_the_last_member_acquired_even_when_its_prev_went),
         cmocka_unit_test(each_stops_when_the_callback_says_so),
         cmocka_unit_test(each_stops_instead_of_following_a_released_next_member),
         cmocka_unit_test(each_in_memory_order_skips_members_released_during_the_walk),

@@ -7,9 +7,9 @@
    with plain arrays and linear scans so that it is obviously right. After every operation the two
    are compared: stats and counters, the leased set and its order (sp_first/sp_next, sp_each,
    sp_release_all, sp_leased_each, the reclaim victim: acquisition order or slot order, per pool),
-   handle validity (current, stale, foreign and forged handles), hook calls and their order,
-   member contents across lives, allocator traffic and log lines. Any disagreement prints what
-   differed and traps, so libFuzzer saves the input.
+   handle validity (current, stale, foreign and forged handles, and the one sp_acquire_handle
+   gives), hook calls and their order, member contents across lives, allocator traffic and log
+   lines. Any disagreement prints what differed and traps, so libFuzzer saves the input.
 
    The model does not guess what the contract leaves open (which free member is handed out, which
    free members trim disposes): it accepts any answer the contract allows and learns from it.
@@ -788,7 +788,8 @@ static int fz_saturated(const fz_pool *p) {
 }
 
 typedef struct fz_acq {
-    int kind; /* 0 sp_acquire, 1 sp_acquire_with, 2 sp_acquire_force, 3 sp_spawn */
+    int kind; /* 0 sp_acquire, 1 sp_acquire_with, 2 sp_acquire_force, 3 sp_spawn,
+                 4 sp_acquire_handle (which counts as sp_acquire_with: it drops, never forces) */
     const void *arg;
     unsigned prio;
     uint64_t calls_before;
@@ -885,12 +886,27 @@ static void fz_acquire_expect(fz_pool *p, const fz_acq *a, void *r, size_t *pos)
     fz_events_done(p, *pos);
 }
 
-static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
+/* sp_acquire_handle in place of sp_acquire_with: what bit 2 of an acquisition's byte asks for
+   (bits the decoder ignored before; the two calls must count alike, so either fits an input
+   written for the other). Bits 3-4 then pick the form: out NULL or not (the call must not
+   write through NULL), and the site-recording macro or the plain function (a library with
+   SP_DEBUG off has only the latter behind the macro). */
+static int fz_acquire_kind(int kind, unsigned b) { return kind == 1 && (b & 4u) ? 4 : kind; }
+
+static const char *fz_acquire_name(int kind) {
+    static const char *names[5] = {"sp_acquire", "sp_acquire_with", "sp_acquire_force", "sp_spawn",
+                                   "sp_acquire_handle"};
+    return names[kind];
+}
+
+/* An acquisition of `kind` (see fz_acquire_kind) with priority b % 4. */
+static void fz_op_acquire(fz_pool *p, int kind, unsigned b) {
     static const char arg_object = 0;
+    kind = fz_acquire_kind(kind, b);
     fz_acq a;
     a.kind = kind;
     a.arg = kind == 0 ? NULL : &arg_object;
-    a.prio = prio;
+    a.prio = b % 4;
     size_t free_before = p->anon + (p->n - fz_leased_count(p));
     int builds = free_before == 0 && (!fz_saturated(p) || p->policy == SP_OVERFLOW_GROW);
     if (builds && p->n + 1 >= FZ_MEMBERS) return; /* keep within the model's arrays */
@@ -899,11 +915,30 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned prio) {
     a.warn_before = p->warn_lines;
 
     void *r;
+    /* Not an id the call could give (slot 2^24 - 1 is past any model pool): it must be
+       overwritten, with the null handle when the call returns NULL. */
+    sp_handle out = {~(uint64_t)0};
+    sp_handle *outp = ((b >> 3) & 1u) ? NULL : &out;
     switch (kind) {
     case 0: r = sp_acquire(p->pool); break;
     case 1: r = sp_acquire_with(p->pool, a.arg); break;
     case 2: r = sp_acquire_force(p->pool, a.arg); break;
-    default: r = sp_spawn(fz_reg, p->name, a.arg); break;
+    case 3: r = sp_spawn(fz_reg, p->name, a.arg); break;
+    default:
+        if ((b >> 4) & 1u) r = (sp_acquire_handle)(p->pool, a.arg, outp); /* the function */
+        else r = sp_acquire_handle(p->pool, a.arg, outp);
+        break;
+    }
+    if (kind == 4 && outp) {
+        if (!r) {
+            FZ_CHECK(sp_handle_is_null(out), "sp_acquire_handle returned NULL but wrote a handle");
+        } else {
+            /* The handle of the new life: what sp_handle_of says right after, resolving to the
+               member (fz_new_life below then checks it against every other life). */
+            FZ_CHECK(sp_handle_eq(out, sp_handle_of(p->pool, r)),
+                     "sp_acquire_handle wrote another handle than sp_handle_of gives");
+            FZ_CHECK(sp_resolve(p->pool, out) == r, "the handle from sp_acquire_handle does not resolve");
+        }
     }
     if (free_before > 0) FZ_CHECK(p->alloc.calls == a.calls_before, "acquire of a free member called the allocator");
     size_t pos = 0;
@@ -1200,71 +1235,86 @@ static void fz_op_set_overflow(fz_pool *p, unsigned b) {
     }
 }
 
-/* sp_each with a callback that releases some of the members it is given and may stop early.
-   Acquisition order: the model predicts the walk, oldest first; a member released by a hook
-   meanwhile is skipped; and if a release takes the member that was next (a partner), the walk
-   stops there. Memory order: the callback also releases other members and acquires (any kind,
-   so reclaims too); the next visit is always the first leased slot after the current one, so
-   what was released meanwhile is skipped and what was acquired after it is visited. */
+/* sp_each with a callback that releases the member it is given, releases others, acquires (any
+   kind, so reclaims too, before or after those releases) and may stop early. The model names the
+   next visit after every call of the callback:
+   Memory order: the first leased slot after the current one, so what was released meanwhile is
+   skipped and what was acquired after it is visited.
+   Acquisition order (include/spawnpool.h): what fn acquires comes after the member it was given
+   and is visited; if fn released that member and the member that was next, the walk stops
+   there. So the next visit is the first leased member acquired after the visited life (its
+   current next while it lives, its old next while that one lives, else what fn acquired),
+   except when both went: then none. Neighbours are told apart by life (handle), not pointer: a
+   member released and handed out again is a new acquisition, at the end. */
 typedef struct fz_each_ctx {
     fz_pool *p;
     unsigned bits, stop_at;
     size_t visits;
-    unsigned char *order[FZ_MEMBERS];
-    size_t n, at;
-    uint64_t from;      /* memory order: the next visit is the first leased slot from here */
-    unsigned acquires;  /* memory order: acquisitions the callback may still make */
-    int acquire_kind;   /* as in fz_op_acquire */
-    int release_others; /* memory order: the callback releases other members too */
+    uint64_t from;          /* memory order: the next visit is the first leased slot from here */
+    const void *expect;     /* acquisition order: the next visit (NULL: the walk must stop) */
+    unsigned acquires;      /* acquisitions the callback may still make */
+    int acquire_kind;       /* as in fz_op_acquire */
+    int release_others;     /* the callback releases other members too */
 } fz_each_ctx;
 
-static int fz_is_leased_ptr(fz_pool *p, const void *ptr) {
-    const fz_member *mb = fz_find(p, ptr);
-    return mb && mb->leased;
-}
-
-static bool fz_each_fn_memory(fz_each_ctx *c, void *item) {
+/* Acquisition order: the visit after the life `self` (acquired as number `seq`), whose next life
+   was `next` when fn was called (null: none). Whatever else fn and the hooks released, the walk
+   goes on at the first member acquired after self, unless self and next both went. */
+static void fz_each_expect(fz_each_ctx *c, sp_handle self, uint64_t seq, sp_handle next) {
     fz_pool *p = c->p;
-    fz_member *mb = fz_first_at(p, c->from);
-    FZ_CHECK(mb != NULL && item == mb->ptr, "sp_each visited the wrong member (memory order)");
-    c->from = (uint64_t)mb->slot + 1u;
-    c->visits++;
-    /* (mb may be retired and forgotten by its release: the array moves, so it is not used after) */
-    if ((c->bits >> (c->visits % 8)) & 1u) fz_release_ok(p, mb, sp_release(p->pool, item));
-    if (c->release_others && ((c->bits >> ((c->visits + 5) % 8)) & 1u)) {
-        fz_member *o = fz_pick_member(p, c->bits + (unsigned)c->visits, 1);
-        if (o && o->ptr != item) fz_release_ok(p, o, sp_release(p->pool, o->ptr));
-    }
-    if (c->acquires > 0 && ((c->bits >> ((c->visits + 3) % 8)) & 1u)) {
-        c->acquires--;
-        fz_op_acquire(p, c->acquire_kind, (unsigned)c->visits % 4);
-    }
-    return c->stop_at == 0 || c->visits < c->stop_at;
+    int self_lives = fz_find_life(p, self) != NULL;
+    c->expect = NULL;
+    if (!self_lives && !sp_handle_is_null(next) && !fz_find_life(p, next)) return; /* both went */
+    const fz_member *e = fz_first_at(p, seq + 1u);
+    if (e) c->expect = e->ptr;
 }
 
 static bool fz_each_fn(void *item, void *user) {
     fz_each_ctx *c = (fz_each_ctx *)user;
     fz_pool *p = c->p;
-    if (p->memory) return fz_each_fn_memory(c, item);
-    FZ_CHECK(c->at < c->n && item == c->order[c->at], "sp_each visited the wrong member");
-    fz_member *mb = fz_find(p, item);
-    FZ_CHECK(mb && mb->leased, "sp_each visited a member that is not leased");
-    c->visits++;
-    size_t nxt = c->at + 1;
-    while (nxt < c->n && !fz_is_leased_ptr(p, c->order[nxt])) nxt++;
-    if ((c->bits >> (c->visits % 8)) & 1u) {
-        fz_release_ok(p, mb, sp_release(p->pool, item));
-        if (nxt < c->n && !fz_is_leased_ptr(p, c->order[nxt])) {
-            c->at = c->n; /* the next one went too: the walk must end here */
-            return true;
-        }
+    fz_member *mb;
+    if (p->memory) {
+        mb = fz_first_at(p, c->from);
+        FZ_CHECK(mb != NULL && item == mb->ptr, "sp_each visited the wrong member (memory order)");
+        c->from = (uint64_t)mb->slot + 1u;
+    } else {
+        FZ_CHECK(c->expect != NULL, "sp_each went on where it had to stop (acquisition order)");
+        FZ_CHECK(item == c->expect, "sp_each visited the wrong member (acquisition order)");
+        mb = fz_find(p, item);
+        FZ_CHECK(mb != NULL && mb->leased, "sp_each visited a member that is not leased");
     }
-    c->at = nxt;
+    c->visits++;
+    /* What the walk may know before fn runs: the visited life and its neighbours' (mb may be
+       retired and forgotten by a release below: the array moves, so it is not used after). */
+    uint64_t seq = mb->seq;
+    sp_handle self = mb->handle, next = sp_handle_null();
+    if (!p->memory) {
+        const fz_member *nx = fz_first_at(p, seq + 1u);
+        if (nx) next = nx->handle;
+    }
+    int acquire = c->acquires > 0 && ((c->bits >> ((c->visits + 3) % 8)) & 1u);
+    int acquire_first = acquire && ((c->bits >> ((c->visits + 6) % 8)) & 1u);
+    /* priority visits % 4; bits 2-4 (sp_acquire_handle and its form) from the callback's bits */
+    unsigned acquire_byte = (unsigned)(c->visits % 4) | ((c->bits >> ((c->visits + 1) % 8)) & 7u) << 2;
+    if (acquire) c->acquires--;
+    if (acquire_first) fz_op_acquire(p, c->acquire_kind, acquire_byte);
+    /* The visited member may have been reclaimed by that acquisition: then it is no longer the
+       life fn was given, and fn does not release it. */
+    fz_member *self_now = fz_find_life(p, self);
+    if (self_now && ((c->bits >> (c->visits % 8)) & 1u))
+        fz_release_ok(p, self_now, sp_release(p->pool, item));
+    if (c->release_others && ((c->bits >> ((c->visits + 5) % 8)) & 1u)) {
+        fz_member *o = fz_pick_member(p, c->bits + (unsigned)c->visits, 1);
+        if (o && o->ptr != item) fz_release_ok(p, o, sp_release(p->pool, o->ptr));
+    }
+    if (acquire && !acquire_first) fz_op_acquire(p, c->acquire_kind, acquire_byte);
+    if (!p->memory) fz_each_expect(c, self, seq, next);
     return c->stop_at == 0 || c->visits < c->stop_at;
 }
 
-/* `extra` (5 bits) drives the memory-order callback: up to extra & 3 acquisitions of kind
-   (extra >> 2) & 3, and releases of other members when extra & 16. */
+/* `extra` (5 bits) drives the callback: up to extra & 3 acquisitions of kind (extra >> 2) & 3,
+   and releases of other members when extra & 16. (Before acquisition-order pools took them, an
+   input's extra bits in such a pool went unused.) */
 static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra) {
     static fz_each_ctx c;
     memset(&c, 0, sizeof c);
@@ -1274,9 +1324,9 @@ static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
     c.acquires = extra & 3u;
     c.acquire_kind = (int)((extra >> 2) & 3u);
     c.release_others = (int)((extra >> 4) & 1u);
-    if (!p->memory) { /* the leased members, oldest first */
-        for (fz_member *next = fz_first_at(p, 0); next; next = fz_first_at(p, fz_key(p, next) + 1u))
-            c.order[c.n++] = next->ptr;
+    if (!p->memory) {
+        const fz_member *first = fz_first_at(p, 0);
+        c.expect = first ? first->ptr : NULL;
     }
     size_t visited = sp_each(p->pool, fz_each_fn, &c);
     FZ_CHECK(visited == c.visits, "sp_each returned a count other than its visits");
@@ -1284,7 +1334,7 @@ static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
     if (!stopped && p->memory) {
         FZ_CHECK(fz_first_at(p, c.from) == NULL, "sp_each ended before the last leased slot");
     } else if (!stopped) {
-        FZ_CHECK(c.at >= c.n, "sp_each ended before the last leased member");
+        FZ_CHECK(c.expect == NULL, "sp_each ended before the last leased member");
     }
 }
 
@@ -1346,9 +1396,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!p && op != 17) continue;
         switch (op) {
         case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: {
-            static const char *names[4] = {"sp_acquire", "sp_acquire_with", "sp_acquire_force", "sp_spawn"};
-            fz_op_name = names[op % 4];
-            fz_op_acquire(p, (int)(op % 4), fz_byte(&in) % 4);
+            unsigned b = fz_byte(&in);
+            fz_op_name = fz_acquire_name(fz_acquire_kind((int)(op % 4), b));
+            fz_op_acquire(p, (int)(op % 4), b);
             break;
         }
         case 8: case 9: case 10:

@@ -10,7 +10,9 @@ libFuzzer starts from inputs that already reach saturation, reclaim, trim and st
 Those seeds leave the order bits zero (SP_ORDER_DEFAULT). The order seeds after them choose the
 order explicitly (the 2-bit fields above the pool count in the first byte, and above the slot in
 a recreate) and drive SP_ORDER_MEMORY pools through round-robin and priority reclaims, sp_each
-with acquisitions inside, iteration and sp_release_all.
+with acquisitions inside, iteration and sp_release_all. The last seeds call sp_acquire_handle
+(bit 2 of an sp_acquire_with's byte; bits 3-4 its form) in every outcome (a free member, a build,
+a reclaim, a retirement, a drop) and acquire inside sp_each in SP_ORDER_ACQUISITION pools.
 Run it again only when the decoder changes:  python3 tests/fuzz/make_seeds.py
 """
 import os
@@ -81,6 +83,61 @@ def order_seeds(n):
     return [("seed-%02d-%s" % (n + 1 + i, suffix), data) for i, (suffix, data) in enumerate(out)]
 
 
+def policy_for(want, hooks, priority, fixed):
+    """The policy field for config() under which the decoder reads policy `want`: it takes the
+    whole first byte modulo 3, so the hook, priority and fixed bits shift what config() writes."""
+    return (want - ((hooks << 2) | (priority << 6) | (fixed << 7))) % 3
+
+
+def handle_each_seeds(n):
+    """Seeds for sp_acquire_handle and for acquisitions inside sp_each in acquisition order."""
+    rng = random.Random(20261130)
+    DROP, RECLAIM, GROW = 0, 1, 2
+    ACQ, MEM = 1, 2
+    each = lambda pool, bits, stop, extra: bytes([14, pool, 2, bits, stop | (extra << 3)])
+    # sp_acquire_handle on `pool`: form 0 macro, out; 1 macro, out NULL; 2 function, out;
+    # 3 function, out NULL.
+    handle = lambda pool, prio, form: bytes([1, pool, 4 | prio | (form << 3)])
+    age = lambda pool, b: bytes([18, pool, 3, b])
+    prio = lambda pool, member, value: bytes([18, pool, 0, member, value])
+    out = []
+    # RECLAIM, acquisition order, every hook, partners. The walks: on the last member fn acquires
+    # and then releases it (the walk goes on at what it acquired); a reclaim of the member being
+    # visited (visited again at the end); then random walks with acquisitions. Then
+    # sp_acquire_handle reclaims members in their last life, which retire: it builds and maps the
+    # pointer back.
+    data = head(1, [ACQ]) + config(policy_for(RECLAIM, 15, 0, 0), 15, 0, 0, 3, 4, 0, 1, reenter=1)
+    data += handle(0, 0, 0) + handle(0, 1, 1)
+    data += each(0, 0x2D, 0, 0b00101)
+    data += handle(0, 2, 2) + handle(0, 3, 3) + handle(0, 1, 0)
+    data += each(0, 0x90, 0, 0b00101) + bytes([18, 0, 2, 1, 2, 18, 0, 2, 0, 3])
+    data += each(0, 0x4B, 0, 0b10110) + each(0, 0xC9, 0, 0b11011) + acquires(rng, 3, (0, 1, 2))
+    data += age(0, 0) + age(0, 1) + age(0, 2) + age(0, 3)
+    data += handle(0, 0, 0) + handle(0, 2, 2) + handle(0, 1, 1) + handle(0, 3, 3)
+    data += each(0, 0x5D, 0, 0b01111) + each(0, 0xFF, 0, 0b00111) + bytes([11, 0])
+    for _ in range(12):
+        data += bytes([rng.choice((1, 5)), 0, rng.randrange(32)])
+    data += bytes(rng.randrange(256) for _ in range(200))
+    out.append(("p1-f0-h15-o1", data))
+    # DROP, acquisition order, a priority hook, fixed buffer (pool 0) beside GROW in memory order
+    # (pool 1). sp_acquire_handle drops (the null handle) once pool 0 is saturated, builds past
+    # max in pool 1; inside sp_each, sp_acquire_force reclaims the lowest priority, the member
+    # that was next, while the visited one stays (the walk skips it and visits its new life).
+    data = head(2, [ACQ, MEM]) + config(policy_for(DROP, 5, 1, 1), 5, 1, 1, 2, 3, 1, 0)
+    data += config(policy_for(GROW, 10, 0, 0), 10, 0, 0, 4, 2, 0, 1)
+    data += handle(0, 3, 0) + handle(0, 0, 2) + handle(0, 3, 1) + handle(0, 2, 0) + handle(0, 1, 3)
+    data += prio(0, 0, 3) + prio(0, 1, 0) + prio(0, 2, 3)
+    data += each(0, 0x90, 0, 0b01001)
+    data += handle(1, 0, 0) + handle(1, 1, 2) + handle(1, 2, 0) + handle(1, 3, 1)
+    data += each(1, 0x3A, 0, 0b10111) + each(0, 0xA5, 0, 0b11010)
+    for _ in range(16):
+        data += bytes([rng.choice((1, 2, 5)), rng.randrange(2), rng.randrange(32)])
+    data += each(0, 0x4E, 0, 0b11001) + each(1, 0x73, 0, 0b00110)
+    data += bytes(rng.randrange(256) for _ in range(220))
+    out.append(("p0-f1-h5-o1", data))
+    return [("seed-%02d-%s" % (n + 1 + i, suffix), data) for i, (suffix, data) in enumerate(out)]
+
+
 def main():
     rng = random.Random(20261129)
     os.makedirs(OUT, exist_ok=True)
@@ -110,7 +167,9 @@ def main():
                 n += 1
                 with open(os.path.join(OUT, "seed-%02d-p%d-f%d-h%d" % (n, policy, fixed, hooks)), "wb") as f:
                     f.write(data)
-    for name, data in order_seeds(n):
+    later = order_seeds(n)
+    later += handle_each_seeds(n + len(later))
+    for name, data in later:
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)
         n += 1
