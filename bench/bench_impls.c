@@ -76,6 +76,105 @@ static void *fl_acquire(void *state) { return bench_freelist_pop(state); }
 static void fl_release(void *state, void *item) { bench_freelist_push(state, item); }
 
 /* ---------------------------------------------------------------------------------------------
+   Checked free lists: the floor for a pool that must refuse a double release or a pointer that
+   is not one of its members. The free list above, but a release first checks that the pointer
+   is the start of a member (the exact range-and-stride test spawnpool uses: subtract, rotate,
+   multiply by the stride's inverse, compare) and that the member is leased, from a state word
+   kept either in a header just before each member (checked_header: 8 bytes more per member, in
+   the member's own cache line) or in an array beside the members (checked_side: spawnpool's
+   layout). No handles, no stats, one chunk of `capacity` members (no growth: capacity 0 is
+   refused, so the frame workload leaves them out). What the two cost against the bare free
+   list is what checking costs, in each layout.
+   ------------------------------------------------------------------------------------------ */
+
+typedef struct checked_fl {
+    unsigned char *items; /* first member */
+    size_t stride, count;
+    unsigned rot;         /* stride = odd << rot */
+    uint64_t inv;         /* inverse of odd mod 2^64 */
+    uint32_t *side;       /* checked_side: state per member; NULL: the header before each */
+    void *head;           /* free members, linked through their first word */
+    size_t refused;
+} checked_fl;
+
+enum { CHECKED_FREE = 0, CHECKED_LEASED = 1 };
+
+/* The member index of item, or count when item is not the start of a member. */
+static size_t checked_index(const checked_fl *c, const void *item) {
+    uint64_t off = (uint64_t)((uintptr_t)item - (uintptr_t)c->items);
+    uint64_t q = ((off >> c->rot) | (off << ((64u - c->rot) & 63u))) * c->inv;
+    return q < c->count ? (size_t)q : c->count;
+}
+
+static uint32_t *checked_state(checked_fl *c, void *item, size_t i) {
+    return c->side ? &c->side[i] : (uint32_t *)item - 2; /* the header's low word */
+}
+
+static bool checked_open(void **state, size_t item_size, size_t capacity, bool side) {
+    if (capacity == 0) return false;
+    checked_fl *c = calloc(1, sizeof *c);
+    if (c == NULL) return false;
+    size_t header = side ? 0u : 8u;
+    c->stride = side ? (item_size + 15u) & ~(size_t)15u : (item_size + header + 7u) & ~(size_t)7u;
+    c->count = capacity;
+    size_t odd = c->stride;
+    while (!(odd & 1u)) odd >>= 1, c->rot++;
+    c->inv = odd;
+    for (int i = 0; i < 5; i++) c->inv *= 2u - (uint64_t)odd * c->inv;
+    size_t bytes = (capacity * c->stride + header + 63u) & ~(size_t)63u;
+    unsigned char *mem = aligned_alloc(64, bytes);
+    c->side = side ? calloc(capacity, sizeof *c->side) : NULL;
+    if (mem == NULL || (side && c->side == NULL)) {
+        free(mem);
+        free(c->side);
+        free(c);
+        return false;
+    }
+    c->items = mem + header;
+    for (size_t i = capacity; i-- > 0;) {
+        void *item = c->items + i * c->stride;
+        *checked_state(c, item, i) = CHECKED_FREE;
+        *(void **)item = c->head;
+        c->head = item;
+    }
+    *state = c;
+    return true;
+}
+static bool checked_header_open(void **state, size_t item_size, size_t capacity) {
+    return checked_open(state, item_size, capacity, false);
+}
+static bool checked_side_open(void **state, size_t item_size, size_t capacity) {
+    return checked_open(state, item_size, capacity, true);
+}
+static void checked_close(void *state) {
+    checked_fl *c = state;
+    if (c->refused) fprintf(stderr, "spbench: checked free list refused %zu releases\n", c->refused);
+    free(c->items - (c->side ? 0u : 8u));
+    free(c->side);
+    free(c);
+}
+static void *checked_acquire(void *state) {
+    checked_fl *c = state;
+    void *item = c->head;
+    if (item == NULL) return NULL;
+    c->head = *(void **)item;
+    *checked_state(c, item, c->side ? checked_index(c, item) : 0u) = CHECKED_LEASED;
+    return item;
+}
+static void checked_release(void *state, void *item) {
+    checked_fl *c = state;
+    size_t i = checked_index(c, item);
+    uint32_t *st = i < c->count ? checked_state(c, item, i) : NULL;
+    if (st == NULL || *st != CHECKED_LEASED) { /* foreign, interior, or a double release */
+        c->refused++;
+        return;
+    }
+    *st = CHECKED_FREE;
+    *(void **)item = c->head;
+    c->head = item;
+}
+
+/* ---------------------------------------------------------------------------------------------
    spawnpool: DROP without hooks, RECLAIM, and DROP taking a handle on every acquisition.
    ------------------------------------------------------------------------------------------ */
 
@@ -264,6 +363,10 @@ static const bench_impl impl_spawnpool_next = {"spawnpool_next", sp_open_drop, s
                                                sp_bench_acquire, sp_bench_release, sp_bench_pool};
 static const bench_impl impl_freelist = {"freelist", fl_open, fl_close, fl_acquire, fl_release,
                                          NULL};
+static const bench_impl impl_checked_header = {"checked_header", checked_header_open, checked_close,
+                                               checked_acquire, checked_release, NULL};
+static const bench_impl impl_checked_side = {"checked_side", checked_side_open, checked_close,
+                                             checked_acquire, checked_release, NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
                                       boost_release, NULL};
 static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,
@@ -279,8 +382,8 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
 
 static const bench_impl *const all_impls[] = {
     &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_freelist,  &impl_boost,             &impl_gslice,            &impl_glibc,
-    &impl_mimalloc,  &impl_tcmalloc,
+    &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_boost,
+    &impl_gslice,    &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
 };
 
 const bench_impl *const *bench_impls(size_t *count) {

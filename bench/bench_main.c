@@ -303,7 +303,7 @@ static const generic_workload generic_workloads[] = {
     {"lifo", false, false, lifo_segment, "spawnpool_next"},
     {"churn", true, false, churn_segment, "spawnpool_next"},
     {"fifo", true, false, fifo_segment, "spawnpool_next"},
-    {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles"},
+    {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side"},
 };
 
 static bool in_list(const char *list, const char *name) {
