@@ -661,6 +661,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->ordered = l->ordered;
     p->slot_size = (uint32_t)(l->ordered ? sizeof(sp__oslot) : sizeof(sp__slot));
     p->plain_acquire = !p->ordered && !d->on_acquire;
+    p->plain_reclaim = p->ordered && !d->on_acquire && !d->on_release && !d->priority;
     p->plain_release = !p->ordered && !d->on_release;
     p->create = d->create;
     p->on_acquire = d->on_acquire;
@@ -1063,6 +1064,31 @@ static uint32_t reclaim_victim(sp_pool *p) {
 
 static void *acquire_slow(sp_pool *p, const void *arg, bool force);
 
+/* The common reclaim, spelled out: an acquisition-order pool without hooks or priority whose
+   oldest member is not busy and not at its last life. Its life ends and the next begins in one
+   step (the word stays LEASED, the life goes up), and the member moves from the head of the
+   lease list to the tail, as the general path would leave it. NULL when it does not apply. */
+static inline void *reclaim_oldest_plain(sp_pool *p) {
+    uint32_t idx = p->lease_head;
+    if (idx == SP__NIL) return NULL;
+    sp__slot *s = slot_at(p, idx);
+    if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
+    s->word += 1u << SP__FLAG_BITS;
+    p->acquired++;
+    p->reclaimed++;
+    if (s->next != SP__NIL) { /* not alone: to the tail */
+        lease_unlink(p, idx, s);
+        lease_append(p, idx, s);
+    } else {
+        *stamp_at(p, idx) = (uint32_t)p->acquired;
+    }
+    void *item = item_at(p, idx);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
+    return item;
+}
+
 static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = reclaim_victim(p);
     if (idx == SP__NIL) {
@@ -1130,9 +1156,21 @@ static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *a
     return lease(p, idx, s, arg);
 }
 
+/* No free member. A saturated acquisition-order pool without hooks or priority (the bullets of a
+   RECLAIM pool) reclaims its oldest member right here, in a small function; everything else
+   goes to acquire_slow. */
+static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force) {
+    if (p->plain_reclaim && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW &&
+        (p->overflow == SP_OVERFLOW_RECLAIM || force) && !p->destroying) {
+        void *item = reclaim_oldest_plain(p);
+        if (item) return item;
+    }
+    return acquire_slow(p, arg, force);
+}
+
 static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
-    if (SP__UNLIKELY(idx == SP__NIL)) return acquire_slow(p, arg, force);
+    if (SP__UNLIKELY(idx == SP__NIL)) return acquire_empty(p, arg, force);
     if (SP__UNLIKELY(!p->plain_acquire)) return acquire_listed(p, idx, arg);
     sp__slot *s = plain_slot_at(p, idx);
     p->free_head = s->next;

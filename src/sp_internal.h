@@ -100,6 +100,7 @@ struct sp_pool {
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
     bool plain_acquire;  /* no lease list, no on_acquire: an acquisition is a pop and a count */
     bool plain_release;  /* no lease list, no on_release */
+    bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
     /* The chunk of the last member found, tried before the address map; copied here so that a
        release reads no chunk record. hint_count 0: no hint. */
     uint32_t hint_count, hint_base; /* its member count and first slot index */

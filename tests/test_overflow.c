@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "sp_internal.h" /* sp__pool_check, sp__debug_set_life: white-box checks */
 
 #include <string.h>
 
@@ -67,6 +68,49 @@ static void reclaim_takes_the_oldest_member(void **state) {
     assert_ptr_equal(sp_acquire(p), a);
     EXPECT_STATS(p, .size = 3, .leased = 3, .peak_leased = 3, .created = 3, .acquired = 7,
                  .released = 4, .reclaimed = 4);
+    assert_int_equal(env.log.errors + env.log.warnings, 0);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
+/* A RECLAIM pool without hooks or priority takes a shorter path (the oldest member moves to the
+   tail of the lease list in one step): the same outcome, checked the same way. */
+static void reclaim_without_hooks_takes_the_oldest_and_ends_its_life(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "plain", 32);
+    d.create = NULL, d.on_acquire = NULL, d.on_release = NULL, d.dispose = NULL;
+    d.max = 3;
+    d.overflow = SP_OVERFLOW_RECLAIM;
+    sp_pool *p = sp_pool_create(&d);
+    void *m[3];
+    sp_handle h[3];
+    for (int i = 0; i < 3; i++) m[i] = sp_acquire_handle(p, NULL, &h[i]);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 3; i++) {
+            sp_handle now;
+            assert_ptr_equal(sp_acquire_handle(p, NULL, &now), m[i]); /* the oldest, in turn */
+            assert_null(sp_resolve(p, h[i]));                        /* its old life ended */
+            assert_ptr_equal(sp_resolve(p, now), m[i]);
+            assert_false(sp_handle_eq(now, h[i]));
+            h[i] = now;
+            assert_true(sp__pool_check(p));
+        }
+    }
+    /* Acquisition order: m[0] was reclaimed longest ago of the three. */
+    assert_ptr_equal(sp_first(p), m[0]);
+    assert_ptr_equal(sp_next(p, m[0]), m[1]);
+    assert_ptr_equal(sp_next(p, m[1]), m[2]);
+    EXPECT_STATS(p, .size = 3, .leased = 3, .peak_leased = 3, .created = 3, .acquired = 9,
+                 .released = 6, .reclaimed = 6);
+    /* A busy member is skipped and a member at its last life retires: both take the general
+       path, with the same results as with hooks (see the tests below and test_handles.c). */
+    sp__debug_set_life(p, m[0], 0x0FFFFFFFu);
+    void *r = sp_acquire(p);
+    assert_non_null(r);
+    assert_true(sp__pool_check(p));
+    EXPECT_STATS(p, .size = 3, .leased = 3, .peak_leased = 3, .created = 4, .disposed = 1,
+                 .acquired = 10, .released = 7, .reclaimed = 7);
     assert_int_equal(env.log.errors + env.log.warnings, 0);
     sp_pool_destroy(p);
     EXPECT_NO_LEAK(&env.alloc);
@@ -372,6 +416,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(growth_stops_at_max_and_drop_returns_null_silently),
         cmocka_unit_test(reclaim_takes_the_oldest_member),
+        cmocka_unit_test(reclaim_without_hooks_takes_the_oldest_and_ends_its_life),
         cmocka_unit_test(reclaim_skips_released_members_and_follows_reacquisition),
         cmocka_unit_test(reclaim_ends_the_victims_life),
         cmocka_unit_test(reclaim_takes_the_lowest_priority_member),
