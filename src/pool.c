@@ -318,8 +318,8 @@ static bool chunk_table_grow(sp_pool *p) {
     return true;
 }
 
-/* Bytes of bookkeeping per slot index: the slot (with its back link in acquisition order),
-   and its debug record in debug builds. */
+/* Bytes of bookkeeping per slot index: the slot (with its back link and stamp in acquisition
+   order), and its debug record in debug builds. */
 static size_t slot_bytes(bool ordered) {
     return (ordered ? sizeof(sp__oslot) : sizeof(sp__slot)) + SP__DBG_BYTES;
 }
@@ -612,7 +612,7 @@ static sp__layout layout_of(const sp_desc *d) {
 
 /* Fixed-buffer layout, from an address: [pool][chunk record][slots x n][pad][debug records x n,
    in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
-   order (a memory-order pool leaves the back links' room unused), so that sp_buffer_size depends
+   order (a memory-order pool leaves the room of the back links and stamps unused), so that sp_buffer_size depends
    on the item's size and alignment only, not on fields a caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
