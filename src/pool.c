@@ -34,7 +34,12 @@ static inline uint32_t *stamp_at(const sp_pool *p, uint32_t idx) {
     return &((sp__oslot *)(void *)slot_at(p, idx))->stamp;
 }
 
+/* A member's address: through the pool's copy of the hinted chunk when idx is in it (the chunk
+   of the last member found or built, so usually), else through the chunk table. */
 static inline void *item_at(const sp_pool *p, uint32_t idx) {
+    uint32_t in_hint = idx - p->hint_base;
+    if (SP__LIKELY(in_hint < p->hint_count))
+        return (void *)(p->hint_items + (uintptr_t)in_hint * p->stride);
     return p->chunks[idx >> p->chunk_shift].items + (size_t)(idx & p->chunk_mask) * p->stride;
 }
 
@@ -42,20 +47,25 @@ static inline uint64_t rotr64(uint64_t x, uint32_t r) {
     return (x >> r) | (x << ((64u - r) & 63u));
 }
 
-/* The slot index of a member of chunk c at address a, or SP__NIL. One comparison checks range
-   and stride alignment at once: for odd d with inverse inv, x * inv (mod 2^64) is x / d when d
-   divides x and at least 2^64 / d otherwise; rotating first sends misaligned offsets (and
-   addresses below the chunk, which wrap) far above any chunk's count. */
+/* Which member of the chunk whose members start at `base` address a starts: a member number
+   below the chunk's count exactly when a is the start of that member. One comparison checks
+   range and stride alignment at once: for odd d with inverse inv, x * inv (mod 2^64) is x / d
+   when d divides x and at least 2^64 / d otherwise; rotating first sends misaligned offsets
+   (and addresses below the chunk, which wrap) far above any chunk's count. */
+static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t a) {
+    return rotr64((uint64_t)(a - base), p->stride_rot) * p->stride_inv;
+}
+
+/* The slot index of a member of chunk c at address a, or SP__NIL. */
 static inline uint32_t index_in_chunk(const sp_pool *p, uint32_t c, uintptr_t a) {
     const sp__chunk *ch = &p->chunks[c];
-    uint64_t off = (uint64_t)(a - (uintptr_t)ch->items);
-    uint64_t q = rotr64(off, p->stride_rot) * p->stride_inv;
+    uint64_t q = member_number(p, (uintptr_t)ch->items, a);
     return q < ch->count ? (c << p->chunk_shift) | (uint32_t)q : SP__NIL;
 }
 
-/* The same check against the hinted chunk, from the copy in the pool. */
+/* The same against the hinted chunk, from the copy in the pool. */
 static inline uint32_t index_in_hint(const sp_pool *p, uintptr_t a) {
-    uint64_t q = rotr64((uint64_t)(a - p->hint_items), p->stride_rot) * p->stride_inv;
+    uint64_t q = member_number(p, p->hint_items, a);
     return q < p->hint_count ? p->hint_base + (uint32_t)q : SP__NIL;
 }
 
@@ -1012,12 +1022,7 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
     s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
     if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
     p->acquired++;
-    /* Through the hinted chunk when idx is in it (the last released member usually is): no
-       chunk record to read. */
-    uint32_t in_hint = idx - p->hint_base;
-    void *item = SP__LIKELY(in_hint < p->hint_count)
-                     ? (void *)(p->hint_items + (uintptr_t)in_hint * p->stride)
-                     : item_at(p, idx);
+    void *item = item_at(p, idx);
     DBG_LEASING(p, idx, item);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
@@ -1211,11 +1216,18 @@ void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
 
 /* ---- the same, recording call sites (debug records; no-ops with SP_DEBUG=0) ---------- */
 
+#if SP_DEBUG
+/* The debug record of the member starting at item, or NULL for anything else. */
+static sp__dbg *dbg_of(const sp_pool *p, const void *item) {
+    uint32_t idx = item ? index_of(p, item) : SP__NIL;
+    return idx == SP__NIL ? NULL : dbg_at(p, idx);
+}
+#endif
+
 void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line) {
 #if SP_DEBUG
-    uint32_t idx = item ? index_of(p, item) : SP__NIL;
-    if (idx == SP__NIL) return;
-    sp__dbg *rec = dbg_at(p, idx);
+    sp__dbg *rec = dbg_of(p, item);
+    if (!rec) return;
     rec->acq_file = file;
     rec->acq_line = line > 0 ? (uint32_t)line : 0u;
 #else
@@ -1225,9 +1237,8 @@ void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line) {
 
 void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line) {
 #if SP_DEBUG
-    uint32_t idx = item ? index_of(p, item) : SP__NIL;
-    if (idx == SP__NIL) return;
-    sp__dbg *rec = dbg_at(p, idx);
+    sp__dbg *rec = dbg_of(p, item);
+    if (!rec) return;
     rec->rel_file = file;
     rec->rel_line = line > 0 ? (uint32_t)line : 0u;
 #else
@@ -1334,9 +1345,9 @@ static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
 
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return item ? SP_ERR_INVALID : SP_OK;
-    /* index_in_hint, spelled out: a hit needs no SP__NIL test on the way to release_found. The
-       check is exact (item is the start of member q), so NULL never passes it. */
-    uint64_t q = rotr64((uint64_t)((uintptr_t)item - pool->hint_items), pool->stride_rot) * pool->stride_inv;
+    /* index_in_hint without its SP__NIL answer: a hit goes straight to release_found. The check
+       is exact (item is the start of member q), so NULL never passes it. */
+    uint64_t q = member_number(pool, pool->hint_items, (uintptr_t)item);
     if (SP__UNLIKELY(q >= pool->hint_count)) return release_mapped(pool, item);
     return release_found(pool, pool->hint_base + (uint32_t)q, item);
 }
@@ -1423,9 +1434,7 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
         if (life != 0 && life < word >> SP__FLAG_BITS) return NULL;
         return resolve_refused(pool, handle);
     }
-    uint32_t in_hint = idx - pool->hint_base;
-    return SP__LIKELY(in_hint < pool->hint_count) ? (void *)(pool->hint_items + (uintptr_t)in_hint * pool->stride)
-                                                   : item_at(pool, idx);
+    return item_at(pool, idx);
 }
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {
