@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Zlib
 # The README's two commands. Each installs the Debian packages it needs (apt-get when root,
 # otherwise it prints the command), configures with CMake, builds and runs.
 #   make demo   the fountain demo: pooled vs spawn-and-destroy

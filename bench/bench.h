@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     bench.h -- the benchmark driver's view of an allocator.
 

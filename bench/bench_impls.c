@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     bench_impls.c -- every implementation the benchmark compares, behind bench_impl.
 

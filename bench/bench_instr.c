@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     bench_instr.c -- spinstr, the fast paths in a loop for valgrind --tool=callgrind.
 

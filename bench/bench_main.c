@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     bench_main.c -- spbench, the benchmark driver: one workload per process.
 

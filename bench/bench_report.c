@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     bench_report.c -- spreport: a results CSV in, the Markdown report and plot inputs out.
 

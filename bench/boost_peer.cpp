@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 // boost_peer.cpp -- boost::pool<> (Debian's libboost-dev, header only) behind extern "C" so
 // the C driver can call it. pool<>::free is the O(1) unordered free, the one a game would use.
 #include <boost/pool/pool.hpp>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Zlib
 # make bench-instr: instructions per operation of the fast paths, from callgrind.
 #   bench/instr.sh SPINSTR_BINARY CSV_TO_APPEND_TO [K]
 # Each mode runs twice under callgrind: counting only inside the functions that do the work

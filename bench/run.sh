@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Zlib
 # make bench / make bench-instr: runs the suite and writes bench/results/.
 #   bench/run.sh BUILD_DIR [quick] [instr-only]
 # Every workload runs in a process of its own (spbench --workload W); jemalloc, which cannot be

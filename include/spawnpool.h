@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     spawnpool.h -- object pools for C: build members once, hand them out, take them back.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     spawnpool_dense.h -- a packed array of small structs, for particle systems and the like.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* debug.c -- making free members visible to the tools that watch memory. A released member is
    still valid memory, so neither AddressSanitizer nor valgrind would notice a stale pointer into
    it: here free members are poisoned for ASan (manual poisoning interface) and made no-access

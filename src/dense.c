@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* sp_dense: a packed array of small structs whose handles survive swap-removes.
 
    Arrays sized to the capacity (growing mode: two allocations, the items with their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* pool.c -- the object pool: chunks of members with 8 bytes of bookkeeping each (16 with the
    lease list), a free list, a lease list in acquisition order (SP_ORDER_ACQUISITION pools only),
    life counters for handles, and an address map that recognises members (and rejects everything

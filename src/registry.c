@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* registry.c -- named pools that a scene owns. Besides the names, the registry keeps every
    chunk of every pool it owns in one array sorted by address, so that it can send any member
    home to its own pool in O(log chunks) without the caller knowing which pool that is. */

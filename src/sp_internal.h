@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* sp_internal.h -- what the pool, the registry and the support code share, and what white-box
    tests may look at. Nothing here is part of the public API. */
 #ifndef SP_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* support.c -- what every part of the library leans on: result strings, log lines, the C
    library allocator, and the table of pool tags that keeps handles of different live pools
    apart. */

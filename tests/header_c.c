@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Compiles the public header as plain C (built as C99 and C11) and makes one round trip through
    the library, so a missing symbol or a C99-incompatible construct fails the build. */
 #include <spawnpool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 // Compiles the public header as C++ and makes one round trip through the library, so the
 // extern "C" block and every declaration are valid C++.
 #include <spawnpool.h>

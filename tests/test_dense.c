@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Tests for sp_dense (include/spawnpool_dense.h): the packed array, swap-remove and on_move,
    handles across moves, the overflow policies, fixed buffers, allocator failure, misuse, and a
    deterministic model test that runs a few hundred thousand random operations against a plain

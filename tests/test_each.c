@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* sp_each (the lookup-free walk over leased members) and sp_set_overflow. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Misuse and failure: NULL arguments, double release, pointers that are not this pool's members
    (stack, heap, interior, another pool's), invalid descriptors, and allocator failure. Each
    survivable misuse must return its code, change nothing, and log one warning naming the pool;

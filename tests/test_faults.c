@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Allocator fault injection: every scenario that allocates is run once for every N, with the
    N-th allocation failing, until N passes the number of calls the scenario makes. Each failure
    must surface as NULL, SP_ERR_NOMEM or fewer members built; nothing may leak (the counting

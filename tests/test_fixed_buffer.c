@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Fixed-memory mode: with desc.buffer, the pool, its bookkeeping and its members live inside the
    caller's buffer, the allocator is never called, nothing is written outside the buffer, max is
    clamped to what fits, and sp_buffer_size is exact enough to size a buffer for n members. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Handles: a handle resolves while its member's life lasts and never after (release, reclaim,
    clear), never in another live pool, never when forged, and never by generation wrap-around:
    an exhausted slot is retired (white-box, through sp__debug_set_life). sp_is_leased too. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Hooks: which hook runs on which path and in what order, that every built member is disposed
    exactly once, and re-entrancy: hooks that acquire and release members of their own pool (a
    parent releasing its children, a bullet spawning a spark) and of other pools. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Iteration: sp_first/sp_next visit every leased member once, in the pool's order (oldest
    acquisition first, or memory order), and stay safe when the current member is released. The
    last test is a deterministic stress test: a fixed-seed random mix of acquire, acquire_force,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Pool lifecycle: what creation, prewarming, growth and destruction build and destroy, the
    contents a member keeps between lives, alignment, names, and the small pure helpers. Hook
    ordering and re-entrancy live in test_hooks.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Memory: what a big pool holds per member (at most the aligned item size + 16 bytes at 100k
    members; SP_DEBUG builds add their documented per-slot debug record on top), that `bytes` does not under-report what the allocator gave out, and that a warm pool
    never calls the allocator while a churn stays within its size, under every overflow policy. */

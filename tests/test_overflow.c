@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Overflow policies on a saturated pool (DROP, RECLAIM with and without a priority hook, GROW),
    sp_acquire_force, and a mutable max. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* A long deterministic random workload over several pools (every overflow policy, heap and
    fixed-buffer memory, a priority hook, caps that move), checking after every operation the
    invariants the whole library rests on:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Registry: named pools a scene owns. Adding, refusing duplicates, lookup and spawn by name,
    finding a member's pool from the pointer alone, releasing through the registry, removal, and
    destroying every pool with the registry. */

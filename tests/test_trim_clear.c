@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* sp_trim and sp_clear: which members they destroy, which hooks run, that emptied chunks go back
    to the allocator, and that lives (generations) keep counting across them, so a handle taken
    before a trim or clear never resolves after, even to a member built in the same memory. */

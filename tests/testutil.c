@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Implementation of the shared test fixtures declared in testutil.h. */
 #define _POSIX_C_SOURCE 200112L /* posix_memalign under -std=c11 */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Shared test fixtures: an allocator that counts (and can fail on a chosen call), a logger that
    captures lines instead of printing them, hooks that count their calls, and a one-line check of
    every stats counter. Every test file includes this after cmocka's headers. */

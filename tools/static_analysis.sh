@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Zlib
 # Static analysis of the library: clang-tidy (configuration: .clang-tidy) and cppcheck
 # (suppressions: tools/cppcheck-suppressions.txt, each justified there) over src/ and include/.
 # Both must report nothing; any finding makes this script fail. `make test` runs it.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Zlib
 # Runs every cmocka test executable (test_*) in DIR under valgrind memcheck and fails on any
 # memory error or any definite/indirect leak. `make test` runs it on the release build.
 #   tools/valgrind_tests.sh DIR

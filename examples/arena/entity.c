@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* entity.c -- how an entity enters, leaves and re-enters play.
 
    The pool hooks are the whole lifecycle of a pooled entity: `create` links it into the scene

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* entity.h -- the arena's entities, and how they live in pools.
 
    Every entity has the same shape, whichever kind it is: that is what lets entity_destroy()

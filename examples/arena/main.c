@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     arena -- spawnpool inside a small game: a scene, its entities, and the pools under them.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* scene.c -- the arena's rules: who moves, who shoots, who hits whom, and when it is delivered.
 
    One step runs in three passes. Update moves every active entity and lets the player and the

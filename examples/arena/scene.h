@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* scene.h -- a small scene layer on top of spawnpool's registry.
 
    A scene owns one sp_registry holding its three pools (bullets, enemies, sparks), a list of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* demo_check: runs a demo's headless mode and checks what it printed and the PNG it wrote.
    Used by the demos' ctest entries (examples/CMakeLists.txt), so the tests need no Python.
 

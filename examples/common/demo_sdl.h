@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* demo_sdl.h -- small SDL2 helpers the demos share: text in the built-in 5x7 font and a PNG
    screenshot of whatever a renderer shows (a window, or an offscreen software renderer in
    headless mode). Header-only (static inline) so a demo needs no extra SDL-linked library;

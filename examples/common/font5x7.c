@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* The glyphs of font5x7.h, drawn as text art ('#' lit) so they can be read and fixed by eye. */
 #include "font5x7.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* font5x7.h -- a built-in 5x7 bitmap font for the demos' counters and labels.
 
    The demos draw text without SDL_ttf or font files: each glyph is 5 columns by 7 rows, drawn

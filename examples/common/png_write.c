@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* PNG encoder for the demos' screenshots; see png_write.h. The image is written as one IDAT
    chunk with filter type 0 on every row: screenshots of dark scenes compress well enough that
    the per-row filter search of a full encoder is not worth its code here. */

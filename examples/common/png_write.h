@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* png_write.h -- writes 8-bit RGB/RGBA PNG files, for the demos' screenshots.
 
    SDL2 only saves BMP, and the demos' headless tests and docs want PNG. This writer has no

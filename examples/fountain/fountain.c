@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* fountain: the same fountain of sparks run twice, pooled and spawn-and-destroy.
 
    The left fountain's sparks live in an sp_pool: built once (create), handed out at launch

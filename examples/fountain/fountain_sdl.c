@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* The fountain's SDL2 front ends: a window with keys (rate, cap, policy), and a headless mode
    that renders the same picture with SDL's software renderer into an offscreen surface (no
    display needed) and saves the last frame as a PNG, for tests and docs. Both draw with

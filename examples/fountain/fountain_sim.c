@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* The fountain's two simulations; see fountain_sim.h. Both sides run the same code for a
    spark's physics and draw from identical RNG streams: the only difference is where a spark's
    memory comes from and goes back to, which is the point of the demo. */

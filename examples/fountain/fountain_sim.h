@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* fountain_sim.h -- the fountain demo's simulation, shared by its terminal and SDL front ends.
 
    One fountain of physics sparks is simulated twice from the same random seed: once with the

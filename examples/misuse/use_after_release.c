@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* use_after_release.c -- a deliberately planted bug, and what spawnpool's debug checks make of it.
 
    A turret keeps a plain pointer to an enemy. The enemy dies and goes back to its pool, but the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* particles: 100k+ sparks in an sp_dense pool, integrated and drawn every frame.
 
    Three fountains spray sparks at 60,000 per second; each lives 1.5 to 2.5 seconds, so about

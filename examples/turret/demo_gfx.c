@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* The drawing layer of the turret and arena demos; see demo_gfx.h. */
 #include "demo_gfx.h"
 

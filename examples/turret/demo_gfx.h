@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* demo_gfx.h -- the drawing layer the turret and arena demos share.
 
    A render target that is a window when a display exists and an offscreen surface with SDL's

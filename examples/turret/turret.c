@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /*
     turret.c -- a turret fires from a fixed pool, and a row of cubes shows every slot.
 

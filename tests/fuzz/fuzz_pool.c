@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* fuzz_pool.c -- model-based fuzzing of spawnpool (libFuzzer).
 
    The input is decoded into a registry of a few pools (every overflow policy, any subset of the

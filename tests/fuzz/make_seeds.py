@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Zlib
 """Writes the committed seed corpus for fuzz_pool (tests/fuzz/corpus/).
 
 Each seed is a valid program for the fuzzer's decoder: a pool count, three configuration bytes per

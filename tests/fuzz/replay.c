@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Replays fuzz inputs through fuzz_pool.c's LLVMFuzzerTestOneInput without libFuzzer, so every
    build (gcc optimised, valgrind, any SP_DEBUG level) checks the model against the committed
    corpus. Arguments: files or directories of inputs; none means the committed corpus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* Builds against an installed spawnpool (CMake package or pkg-config) and makes one round trip. */
 #include <spawnpool.h>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Zlib
 # Installs the build tree into a scratch prefix, then builds tests/install/consumer.c twice:
 # through find_package(spawnpool) and through pkg-config. Run by ctest with -DBUILD_DIR, -DSRC_DIR,
 # -DWORK_DIR and -DCC.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Zlib */
 /* The misuse suite: every misuse the library can detect, made on purpose. Each one must give
    exactly one clear log line that names the pool and the misuse, change nothing (stats and
    internal invariants identical before and after), and let the process go on.
