@@ -17,6 +17,7 @@
 #include "entity.h"
 #include "scene.h"
 
+#include "demo_args.h"
 #include "demo_gfx.h"
 
 #include <SDL.h>
@@ -176,25 +177,27 @@ typedef struct options {
     uint32_t seed;
 } options;
 
-static bool parse_options(int argc, char **argv, options *o)
+/* @return DEMO_ARGS_RUN to run, else the exit code (0 after --help, 2 on a bad flag). */
+static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.frames = 600, .seed = 12345u};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--headless")) {
-            o->headless = true;
-        } else if (!strcmp(a, "--frames") && v) {
-            o->frames = strtol(argv[++i], NULL, 10);
-        } else if (!strcmp(a, "--screenshot") && v) {
-            o->screenshot = argv[++i];
-        } else if (!strcmp(a, "--seed") && v) {
-            o->seed = (uint32_t)strtoul(argv[++i], NULL, 10);
-        } else {
-            return false;
-        }
-    }
-    return o->frames > 0;
+    long seed = 12345;
+    const demo_opt opts[] = {
+        {"headless", DEMO_OPT_FLAG, &o->headless, 0, 0, NULL, NULL,
+         "render offscreen (no display needed) and print the scene's\ncounters as key=value lines"},
+        {"frames", DEMO_OPT_LONG, &o->frames, 1, 1e7, NULL, "N",
+         "frames to run (default 600; a window also ends on Esc)"},
+        {"screenshot", DEMO_OPT_STRING, &o->screenshot, 0, 0, NULL, "FILE",
+         "PNG of the last frame (headless or window)"},
+        {"seed", DEMO_OPT_LONG, &seed, 0, 4294967295.0, NULL, "S", "random seed (default 12345)"},
+        {0},
+    };
+    int rc = demo_args_parse("arena",
+        "spawnpool inside a small game: a scene, its entities, and the pools under them.",
+        "Keys: arrows move the player (it flies itself until you do), Esc quits.", opts, argc,
+        argv);
+    o->seed = (uint32_t)seed;
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -202,11 +205,8 @@ int main(int argc, char **argv)
     // Initialization
     //------------------------------------------------------------------------------------------
     options opt;
-    if (!parse_options(argc, argv, &opt)) {
-        fprintf(stderr, "usage: %s [--headless] [--frames N] [--screenshot FILE.png] [--seed S]\n",
-                argv[0]);
-        return 2;
-    }
+    int parsed = parse_options(argc, argv, &opt);
+    if (parsed != DEMO_ARGS_RUN) return parsed;
     gfx_target target;
     if (!gfx_open(&target, "spawnpool arena", (int)SCENE_W, (int)SCENE_H, opt.headless)) {
         fprintf(stderr, "arena: no display and no offscreen renderer: %s\n", SDL_GetError());
