@@ -10,9 +10,9 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE     ?= cmake
 DEMO_ARGS ?=
 
-TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev zlib1g-dev \
+TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev libstb-dev zlib1g-dev \
             clang-tidy cppcheck
-DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev zlib1g-dev
+DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev libstb-dev zlib1g-dev
 BENCH_PKGS = cmake gcc g++ make pkg-config libboost-dev libglib2.0-dev libmimalloc-dev \
              libjemalloc-dev libgoogle-perftools-dev gnuplot-nox valgrind
 
