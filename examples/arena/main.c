@@ -28,6 +28,7 @@
 #include <string.h>
 
 #define FRAME_DT (1.0f / 60.0f)
+#define HUD_H 116.0f /* the counters' strip under the play field */
 
 /* ---------------------------------------------------------------------------------------------
    Draw
@@ -100,9 +101,10 @@ static void draw_entity(SDL_Renderer *r, const scene *s, const entity *e)
 static void draw_hud(SDL_Renderer *r, const scene *s, bool headless)
 {
     char line[160];
-    const SDL_Color panel = {8, 10, 16, 200};
-    gfx_fill_rect(r, 6.0f, 6.0f, 476.0f, 116.0f, panel);
-    float y = 12.0f;
+    /* A strip under the play field, so that no panel hides an enemy. */
+    gfx_fill_rect(r, 0.0f, SCENE_H, SCENE_W, HUD_H, (SDL_Color){8, 10, 16, 255});
+    gfx_fill_rect(r, 0.0f, SCENE_H, SCENE_W, 1.0f, (SDL_Color){60, 66, 90, 255});
+    float y = SCENE_H + 8.0f;
     gfx_text(r, 16.0f, y, 2, COLOR_TEXT, "ARENA  scene > registry > pools");
     y += 24.0f;
     for (size_t i = 0; i < sp_registry_count(s->registry); i++) {
@@ -120,8 +122,7 @@ static void draw_hud(SDL_Renderer *r, const scene *s, bool headless)
 
     /* The event queue's scorecard: stale events are dropped, never delivered. */
     float x = SCENE_W - 390.0f;
-    y = SCENE_H - 112.0f;
-    gfx_fill_rect(r, x - 10.0f, y - 6.0f, 394.0f, 112.0f, panel);
+    y = SCENE_H + 12.0f;
     snprintf(line, sizeof line, "events delivered      %5llu",
              (unsigned long long)s->n.events_delivered);
     gfx_text(r, x, y, 2, COLOR_DIM, line);
@@ -142,7 +143,7 @@ static void draw_hud(SDL_Renderer *r, const scene *s, bool headless)
              (unsigned long long)s->n.targets_expired);
     gfx_text(r, x, y, 2, COLOR_DIM, line);
     if (!headless)
-        gfx_text(r, 16.0f, SCENE_H - 22.0f, 2, COLOR_DIM, "arrows move   Esc quit");
+        gfx_text(r, 500.0f, SCENE_H + 12.0f, 1, COLOR_DIM, "arrows move   Esc quit");
 }
 
 static void scene_draw(SDL_Renderer *r, const scene *s, bool headless)
@@ -208,7 +209,8 @@ int main(int argc, char **argv)
     int parsed = parse_options(argc, argv, &opt);
     if (parsed != DEMO_ARGS_RUN) return parsed;
     gfx_target target;
-    if (!gfx_open(&target, "spawnpool arena", (int)SCENE_W, (int)SCENE_H, opt.headless)) {
+    if (!gfx_open(&target, "spawnpool arena", (int)SCENE_W, (int)(SCENE_H + HUD_H),
+                  opt.headless)) {
         fprintf(stderr, "arena: no display and no offscreen renderer: %s\n", SDL_GetError());
         return 1;
     }
