@@ -86,3 +86,11 @@ bench: bench-build
 
 bench-instr: bench-build
 	bench/run.sh $(BUILD)/bench/bench $(if $(filter 1 yes true,$(QUICK)),quick,full) instr-only
+
+# make docs-images   regenerates every picture in docs/img from the demos' headless modes
+# (tools/docs_images.sh lists the commands); in its own build directory.
+.PHONY: docs-images
+docs-images: deps-demo
+	$(CMAKE) -S . -B $(BUILD)/docs-images -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/docs-images -j $(JOBS) --target fountain particles turret arena
+	tools/docs_images.sh $(BUILD)/docs-images/examples docs/img
