@@ -3,8 +3,8 @@
 # Regenerates every picture in docs/img from the demos' headless modes (SDL's software renderer
 # on an offscreen surface: no display needed). `make docs-images` builds the demos and runs this.
 #   tools/docs_images.sh EXAMPLES_DIR [OUT_DIR]   EXAMPLES_DIR holds the built demos
-# Every run but the fountain's is deterministic (fixed time step, seeded random numbers), so the
-# same command draws the same picture; the fountain's overlay also shows measured update times.
+# The runs are deterministic (fixed time step, seeded random numbers), so the same command draws
+# the same picture, except the measured times in the fountain's and the particles' overlays.
 set -eu
 bin=${1:?usage: tools/docs_images.sh EXAMPLES_DIR [OUT_DIR]}
 out=${2:-docs/img}
