@@ -95,12 +95,12 @@ namespace detail {
 
 /* T(args...) when that constructor exists, else T{args...} (aggregates before C++20). */
 template <class T, class... Args>
-void construct(std::true_type /*parens*/, void *where, Args &&...args) {
-    ::new (where) T(std::forward<Args>(args)...);
+T *construct(std::true_type /*parens*/, void *where, Args &&...args) {
+    return ::new (where) T(std::forward<Args>(args)...);
 }
 template <class T, class... Args>
-void construct(std::false_type /*braces*/, void *where, Args &&...args) {
-    ::new (where) T{std::forward<Args>(args)...};
+T *construct(std::false_type /*braces*/, void *where, Args &&...args) {
+    return ::new (where) T{std::forward<Args>(args)...};
 }
 
 /* A member's memory. A trivially destructible T is the member itself; any other T is followed
@@ -347,11 +347,12 @@ private:
     template <class... Args>
     T *build(void *item, Args &&...args) {
         if (!item) return nullptr;
+        T *object;
 #if SP__HPP_EXCEPTIONS
         try {
 #endif
-            detail::construct<T>(typename std::is_constructible<T, Args &&...>::type(), item,
-                                 std::forward<Args>(args)...);
+            object = detail::construct<T>(typename std::is_constructible<T, Args &&...>::type(),
+                                          item, std::forward<Args>(args)...);
 #if SP__HPP_EXCEPTIONS
         } catch (...) {
             sp_release_at(pool_, item, __FILE__, __LINE__); /* not alive: no ~T() */
@@ -359,7 +360,7 @@ private:
         }
 #endif
         slot_type::set_alive(item, true);
-        return static_cast<T *>(item);
+        return object;
     }
 
     void destroy() noexcept {

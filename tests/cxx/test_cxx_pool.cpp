@@ -305,6 +305,26 @@ void a_throwing_constructor_gives_the_member_back(void **) {
     assert_int_equal(fragile::live, 0);
 }
 
+void a_constructor_that_throws_in_a_reclaim_leaves_the_member_free(void **) {
+    sp::pool<fragile>::options opt;
+    opt.name = "fragile_reclaim";
+    opt.max = 1;
+    opt.overflow = SP_OVERFLOW_RECLAIM;
+    sp::pool<fragile> pool(opt);
+    pool.acquire(false);
+    bool caught = false;
+    try {
+        pool.acquire(true); // the victim is destroyed, then the new object fails to build
+    } catch (const std::runtime_error &) {
+        caught = true;
+    }
+    assert_true(caught);
+    assert_int_equal(fragile::live, 0);
+    assert_int_equal(pool.leased(), 0);
+    assert_non_null(pool.acquire(false)); // the member is usable again
+    assert_int_equal(fragile::live, 1);
+}
+
 void a_pool_moves_and_the_moved_from_pool_is_empty(void **) {
     tracked::reset();
     {
@@ -386,6 +406,7 @@ int main() {
         cmocka_unit_test(each_visits_live_objects_and_may_release_them),
         cmocka_unit_test(an_exception_from_each_stops_the_walk_and_leaves_the_pool_usable),
         cmocka_unit_test(a_throwing_constructor_gives_the_member_back),
+        cmocka_unit_test(a_constructor_that_throws_in_a_reclaim_leaves_the_member_free),
         cmocka_unit_test(a_pool_moves_and_the_moved_from_pool_is_empty),
         cmocka_unit_test(trivial_types_get_plain_members),
         cmocka_unit_test(a_fixed_buffer_pool_holds_objects),
