@@ -187,9 +187,9 @@ static int parse_options(int argc, char **argv, options *o)
         {"headless", DEMO_OPT_FLAG, &o->headless, 0, 0, NULL, NULL,
          "render offscreen (no display needed) and print the scene's\ncounters as key=value lines"},
         {"frames", DEMO_OPT_LONG, &o->frames, 1, 1e7, NULL, "N",
-         "frames to run (default 600; a window also ends on Esc)"},
+         "frames to run headless (default 600); a window runs until Esc"},
         {"screenshot", DEMO_OPT_STRING, &o->screenshot, 0, 0, NULL, "FILE",
-         "PNG of the last frame (headless or window)"},
+         "PNG of the last frame (headless, or the window's when it closes)"},
         {"seed", DEMO_OPT_LONG, &seed, 0, 4294967295.0, NULL, "S", "random seed (default 12345)"},
         {0},
     };
