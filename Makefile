@@ -10,9 +10,9 @@ JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE     ?= cmake
 DEMO_ARGS ?=
 
-TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev zlib1g-dev \
+TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev libstb-dev zlib1g-dev \
             clang-tidy cppcheck
-DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev zlib1g-dev
+DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev libstb-dev zlib1g-dev
 BENCH_PKGS = cmake gcc g++ make pkg-config libboost-dev libglib2.0-dev libmimalloc-dev \
              libjemalloc-dev libgoogle-perftools-dev gnuplot-nox valgrind
 
@@ -86,3 +86,11 @@ bench: bench-build
 
 bench-instr: bench-build
 	bench/run.sh $(BUILD)/bench/bench $(if $(filter 1 yes true,$(QUICK)),quick,full) instr-only
+
+# make docs-images   regenerates every picture in docs/img from the demos' headless modes
+# (tools/docs_images.sh lists the commands); in its own build directory.
+.PHONY: docs-images
+docs-images: deps-demo
+	$(CMAKE) -S . -B $(BUILD)/docs-images -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/docs-images -j $(JOBS) --target fountain particles turret arena
+	tools/docs_images.sh $(BUILD)/docs-images/examples docs/img

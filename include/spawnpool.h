@@ -114,6 +114,9 @@
     =======
     A pool is used by one thread at a time. Different pools may be used by different threads.
 
+    C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
+    objects it hands out (docs/guide.md, section 11).
+
     See docs/design.md for the memory layout and complexity of every call.
 */
 #ifndef SPAWNPOOL_H
