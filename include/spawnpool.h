@@ -82,6 +82,15 @@
     so a stale handle can never match by wrap-around (a fixed-buffer pool then has one member
     less: after 2^28 lives of one slot). A pool holds at most 2^24 slots and at
     most 4095 pools are alive at once.
+    A handle never resolves in any pool but the one that issued it, for the life of the
+    process, even though tags come back (a game that rebuilds its pools every level gets a
+    destroyed pool's tag again after 4095 creations): a pool that takes a tag starts every
+    slot's life above every life that tag ever handed out, and a tag with fewer than 2^24 lives
+    left is retired for good. The bound: each tag serves 2^28 - 2^24 - 1 lives, and a pool uses
+    up as many as its busiest slot handed out, so creation fails (logged) only after the
+    process's pools have used up about 10^12 lives that way (100 pools a level, 10,000 lives
+    each, a level a minute: 19 years). sp_dense shares the tags and the rule. See
+    docs/design.md.
 
     MEMORY
     ======

@@ -45,8 +45,10 @@
              retired, never reused, so a stale handle never matches by wrap-around (in fixed
              mode a retired slot is not replaced: after 2^28 lives of one slot the capacity
              drops by one). Tags come from the same table as sp_pool's, unique among all pools
-             alive at the same time, dense or not: a handle never resolves in another live
-             pool of either kind.
+             alive at the same time, dense or not, and with the same rule across lifetimes: a
+             pool that takes a tag starts its lives above every life the tag handed out. A
+             handle never resolves in any other pool of either kind, alive or destroyed (see
+             HANDLES in spawnpool.h for the bound).
 
     The index table behind handles: every element owns a slot. slot -> (dense index, life);
     dense index -> slot (a back-pointer, so a swap-remove can fix the moved element's slot in
