@@ -82,16 +82,27 @@
     handle passed to remove, a pointer that is not an element) returns NULL or an sp_result,
     changes nothing and logs one line naming the pool through the desc's `logger` (default:
     warnings and errors to stderr). A full pool under DROP is not an error: NULL and a counter.
-    Lookups (resolve, handle_at, index_of) are silent: they answer NULL / null / SIZE_MAX.
+    A NULL pool passed to a call that needs one (create's desc, add, remove, clear, reserve)
+    logs one error line naming the call ("sp_dense_add: pool is NULL") through the default
+    logger; destroy accepts NULL silently, like free(), and so do the queries documented with
+    an answer for NULL (count, capacity, data, stride, at, index_of, handle_at, resolve, name,
+    stats). Handle lookups (resolve, resolve_index) follow sp_resolve's rule: a stale handle
+    (its element was removed) is the normal case and silent; a handle of another pool or a
+    forged id answers NULL / SIZE_MAX and logs a warning, rate-limited per pool and kind (the
+    first, then each time the count reaches a power of two, with the count: 200,000 forged
+    lookups log 18 lines).
 
     STATS
     =====
     sp_dense_stats_get fills the sp_stats of spawnpool.h: size = capacity (element places
-    reserved), leased = count, free = capacity - count, max, peak_leased, bytes (bookkeeping
-    included), created = places reserved over the pool's life (it stops moving once the array
-    stops growing), disposed = 0 (places are never given back before destroy), acquired =
-    adds (reclaims included), released = elements removed (remove, clear, reclaim), reclaimed, dropped,
-    grown_past_max.
+    reserved), leased = count, free = capacity - count, max = the cap on live elements (the
+    desc's max, 0 for unbounded; in fixed mode what the buffer holds when that is lower, as an
+    sp_pool reports), peak_leased, bytes (bookkeeping included), created = places reserved over
+    the pool's life (it stops moving once the array stops growing), disposed = 0 (places are
+    never given back before destroy), acquired = adds (reclaims included), released = elements
+    removed (remove, clear, reclaim), reclaimed, dropped, grown_past_max = element places
+    reserved beyond max under SP_OVERFLOW_GROW (so capacity - max once the array grew past it;
+    the dense counterpart of sp_pool's members built past max).
 
     THREADS
     =======

@@ -155,12 +155,15 @@ static bool dense_shape_of(const sp_dense_desc *desc, dense_shape *out, const ch
     }
     if (!dense_is_pow2(align)) { *why = "item_align is not a power of two"; return false; }
     /* Keeping stride * 2^24 far from SIZE_MAX makes every later size sum overflow-free. */
-    if (desc->item_size > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2)) ||
-        align > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
-        *why = "item_size or item_align too large (sizes overflow)";
+    if (desc->item_size > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
+        *why = "item_size is too large (item_size * 2^24 elements overflows)";
         return false;
     }
-    if (desc->max > SP_DENSE_MAX_ITEMS) { *why = "max is above 2^24"; return false; }
+    if (align > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
+        *why = "item_align is too large (sizes overflow)";
+        return false;
+    }
+    if (desc->max > SP_DENSE_MAX_ITEMS) { *why = "max is above 2^24 (the most elements a dense pool holds)"; return false; }
     out->item_size = desc->item_size;
     out->align = align;
     out->stride = dense_align_up(desc->item_size, align);
@@ -414,13 +417,14 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     if (ok && (unsigned)desc->overflow > (unsigned)SP_OVERFLOW_GROW) why = "unknown overflow policy";
     else if (ok && (!desc->allocator.alloc) != (!desc->allocator.free))
         why = "allocator needs both alloc and free";
+    else if (ok && desc->initial > SP_DENSE_MAX_ITEMS)
+        why = "initial is above 2^24 (the most elements a dense pool holds)";
     else if (ok && desc->max && desc->initial > desc->max) why = "initial is above max";
-    else if (ok && desc->initial > SP_DENSE_MAX_ITEMS) why = "initial is above 2^24";
     else if (ok && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
         why = "SP_OVERFLOW_GROW cannot grow a fixed buffer";
     else if (ok && !desc->buffer && desc->buffer_size) why = "buffer_size without a buffer";
     if (!ok || why) {
-        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "invalid descriptor: %s", why);
+        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "sp_dense_create: invalid descriptor: %s", why);
         return NULL;
     }
 
@@ -437,10 +441,16 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
             if (lay.end <= desc->buffer_size) break;
             fit--;
         }
-        if (fit == 0 || desc->initial > fit) {
+        if (fit == 0) {
             dense_log_to(&desc->logger, name, SP_LOG_ERROR,
-                         "invalid descriptor: buffer of %zu bytes holds %zu elements (need %zu)",
-                         desc->buffer_size, fit, desc->initial ? desc->initial : (size_t)1);
+                         "sp_dense_create: invalid descriptor: buffer_size %zu is too small for one element",
+                         desc->buffer_size);
+            return NULL;
+        }
+        if (desc->initial > fit) {
+            dense_log_to(&desc->logger, name, SP_LOG_ERROR,
+                         "sp_dense_create: invalid descriptor: initial is %zu, the buffer holds %zu elements",
+                         desc->initial, fit);
             return NULL;
         }
     }
@@ -539,7 +549,10 @@ void sp_dense_destroy(sp_dense *d) {
 }
 
 size_t sp_dense_clear(sp_dense *d) {
-    if (!d) return 0;
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_clear: pool is NULL");
+        return 0;
+    }
     size_t n = d->count;
     for (size_t i = 0; i < n; i++) dense_slot_end_life(d, d->back[i]);
     d->oldest = d->newest = SP_DENSE_NONE;
@@ -549,7 +562,10 @@ size_t sp_dense_clear(sp_dense *d) {
 }
 
 size_t sp_dense_reserve(sp_dense *d, size_t n) {
-    if (!d) return 0;
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_reserve: pool is NULL");
+        return 0;
+    }
     size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? SP_DENSE_MAX_ITEMS : d->limit;
     if (n > ceiling) n = ceiling;
     if (n > d->cap && !d->fixed) dense_grow(d, n);
