@@ -593,6 +593,10 @@ static sp__layout layout_of(const sp_desc *d) {
         l.why = "max is larger than 16777216 (the slot limit)";
         return l;
     }
+    if (d->initial > SP__SLOT_LIMIT) {
+        l.why = "initial is larger than 16777216 (a pool holds at most 2^24 slots)";
+        return l;
+    }
     if (d->max && d->initial > d->max) {
         l.why = "initial is larger than max";
         return l;
@@ -615,7 +619,12 @@ static sp__layout layout_of(const sp_desc *d) {
         if (d->max && d->max < l.chunk_items) l.chunk_items = d->max;
     }
     if (l.chunk_items > (SIZE_MAX >> 2) / (l.stride + sizeof(sp__slot))) {
-        l.why = "chunk_items * item size overflows";
+        /* Name the field that set the chunk's size: chunk_items, or its default from initial,
+           max or 256 members. */
+        l.why = d->chunk_items                       ? "chunk_items * item_size overflows"
+                : l.chunk_items == d->initial        ? "initial * item_size overflows"
+                : d->max && l.chunk_items == d->max  ? "max * item_size overflows"
+                                                     : "item_size is too large for a chunk of 256 members";
         return l;
     }
     return l;
@@ -649,7 +658,9 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
     size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
     size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
-    return fixed + members * (slot_bytes(true) + l.stride);
+    size_t per_member = slot_bytes(true) + l.stride; /* stride < SIZE_MAX / 256: no overflow */
+    if (members > (SIZE_MAX - fixed) / per_member) return 0;
+    return fixed + members * per_member;
 }
 
 static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
@@ -691,9 +702,14 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     }
     const char *n = name ? name : "";
     size_t len = strlen(n);
-    if (len >= SP__NAME_CAP) len = SP__NAME_CAP - 1u;
+    size_t full = len;
+    if (len >= SP__NAME_CAP) { /* cut, but not inside a UTF-8 sequence */
+        len = SP__NAME_CAP - 1u;
+        while (len > 0 && ((unsigned char)n[len] & 0xC0u) == 0x80u) len--;
+    }
     memcpy(p->name, n, len);
     p->name[len] = '\0';
+    if (full > len) sp__log(p, SP__MSG_NAME_CUT, len, full);
 }
 
 /* Builds the pool on its own; the registry, if any, is attached by the caller afterwards. */
@@ -914,15 +930,30 @@ void sp_pool_destroy(sp_pool *pool) {
     a.free(p, sizeof *p, a.user);
 }
 
+/* Members are built lowest address first (the unbuilt list's order) and chained in that order,
+   then the chain goes to the head of the free list whole: the pool hands them out lowest address
+   first, as a pool built on demand does, so that a memory-order RECLAIM's round robin (which
+   starts at the lowest slot) takes the oldest acquisition of a pool filled in order. (Pushing
+   each one would hand them out highest first.) Until the splice the members are FREE in no list:
+   a create hook that acquires from this pool builds another member instead. */
 size_t sp_prewarm(sp_pool *pool, size_t n) {
     if (!pool || pool->destroying) return 0;
     size_t built = 0;
+    uint32_t first = SP__NIL, last = SP__NIL;
     while (built < n && (pool->max == 0 || pool->size < pool->max)) {
         uint32_t idx = member_build(pool, false);
         if (idx == SP__NIL) break;
-        free_push(pool, idx, slot_at(pool, idx));
+        if (last == SP__NIL)
+            first = idx;
+        else
+            slot_at(pool, last)->next = idx; /* looked up again: a hook may have moved the slots */
+        last = idx;
         DBG_FREED(pool, idx, item_at(pool, idx));
         built++;
+    }
+    if (last != SP__NIL) {
+        slot_at(pool, last)->next = pool->free_head;
+        pool->free_head = first;
     }
     return built;
 }
@@ -1610,9 +1641,16 @@ static size_t report_sites(const sp_pool *p, const char *what, sp_log_level leve
             other++;
         }
     }
-    for (size_t k = 0; k < nsites; k++)
-        sp__log_level(p, level, SP__MSG_LEAK_SITE, sites[k].count, what,
-                      sites[k].file ? sites[k].file : "an unknown site", sites[k].line);
+    if (!SP_DEBUG) { /* no debug records: one line, saying how to get the sites */
+        if (total) sp__log_level(p, level, SP__MSG_NO_SITES, total, what);
+        return total;
+    }
+    for (size_t k = 0; k < nsites; k++) {
+        if (sites[k].file)
+            sp__log_level(p, level, SP__MSG_LEAK_SITE, sites[k].count, what, sites[k].file, sites[k].line);
+        else
+            sp__log_level(p, level, SP__MSG_LEAK_NO_SITE, sites[k].count, what);
+    }
     if (other) sp__log_level(p, level, SP__MSG_LEAK_OTHER_SITES, other, what);
     return total;
 }
