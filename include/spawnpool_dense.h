@@ -132,7 +132,8 @@ typedef void (*sp_dense_move_fn)(void *item, size_t from, size_t to, void *user)
 /* Everything a dense pool is made from. Zero means default: fill it with designated
    initializers. */
 typedef struct sp_dense_desc {
-    const char *name;         /* for log lines; copied (="") */
+    const char *name;         /* for log lines; copied, at most 255 bytes (a longer name is
+                                 cut and an info line says so) (="") */
     size_t item_size;         /* bytes per element; required */
     size_t item_align;        /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;           /* places reserved at creation, growing mode (=0) */

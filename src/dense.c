@@ -486,6 +486,9 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     memset(d, 0, sizeof *d);
     memcpy(d->name, name, sh.name_len);
     d->name[sh.name_len] = '\0';
+    if (strlen(name) > sh.name_len)
+        dense_log_to(&desc->logger, d->name, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a dense pool name keeps at most %u",
+                     sh.name_len, strlen(name), SP_DENSE_NAME_MAX);
     d->item_size = sh.item_size;
     d->align = sh.align;
     d->stride = sh.stride;

@@ -282,6 +282,26 @@ static void stats_report_max_in_fixed_mode_and_places_grown_past_max(void **stat
     sp_dense_destroy(d);
 }
 
+/* A name longer than 255 bytes is cut, with one info line; one that fits is kept, silently. */
+static void a_long_name_is_cut_with_an_info_line(void **state) {
+    (void)state;
+    test_log tl = {0};
+    char name[301];
+    memset(name, 'n', 300);
+    name[300] = '\0';
+    sp_dense_desc desc = {.name = name, .item_size = 8, .logger = test_log_make(&tl)};
+    sp_dense *d = sp_dense_create(&desc);
+    assert_int_equal(strlen(sp_dense_name(d)), 255);
+    assert_int_equal(tl.infos, 1);
+    assert_true(test_log_last_has(&tl, "name cut to 255 bytes (it had 300)"));
+    sp_dense_destroy(d);
+    desc.name = "sparks";
+    d = sp_dense_create(&desc);
+    assert_string_equal(sp_dense_name(d), "sparks");
+    assert_int_equal(tl.infos, 1);
+    sp_dense_destroy(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_reclaim_goes_on_when_the_oldest_reaches_its_last_life),
@@ -291,6 +311,7 @@ int main(void) {
         cmocka_unit_test(null_pool_calls_log_one_line_each),
         cmocka_unit_test(create_names_the_field_at_fault),
         cmocka_unit_test(stats_report_max_in_fixed_mode_and_places_grown_past_max),
+        cmocka_unit_test(a_long_name_is_cut_with_an_info_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
