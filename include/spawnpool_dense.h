@@ -72,8 +72,13 @@
     SP_OVERFLOW_DROP     sp_dense_add returns NULL and counts `dropped` (the default).
     SP_OVERFLOW_RECLAIM  the oldest element (earliest added) is removed, its handles die, and the
                          new element takes its place: same index, no on_move. Counts `reclaimed`.
+                         A pool whose retired slots leave no slot for another element is full
+                         too. When the oldest is in its slot's last life and no slot is to be
+                         had (fixed mode), it is removed like any other (on_move runs for the
+                         element that fills its place) and the next oldest makes room.
     SP_OVERFLOW_GROW     `max` is a soft budget: the array grows past it, counts `grown_past_max`
-                         and logs a warning once per growth (not with a buffer).
+                         and logs a warning when the places past max reach 1, 2, 4, 8... (not
+                         with a buffer).
     An allocator failure is not "full": the add returns NULL, logs an error and changes nothing.
 
     ERRORS AND LOGGING

@@ -101,6 +101,7 @@ struct sp_dense {
     size_t peak;
     uint64_t created, disposed, acquired, released, reclaimed, dropped, grown_past_max;
     uint64_t foreign_handles, forged_handles; /* refused lookups, for rate-limited warnings */
+    uint64_t grow_warn_at; /* next grown_past_max value that logs a warning (0: the first) */
     char name[];         /* copied from the desc, NUL-terminated */
 };
 
@@ -384,7 +385,13 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
     if (new_cap > d->limit) {
         size_t past = new_cap - (d->cap > d->limit ? d->cap : d->limit);
         d->grown_past_max += past;
-        dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements", d->limit, new_cap);
+        /* A warning when the count of places past max reaches 1, 2, 4, 8...: growing by a small
+           chunk_items would otherwise log on nearly every add. */
+        if (d->grown_past_max >= d->grow_warn_at) {
+            dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)", d->limit,
+                      new_cap, (unsigned long long)d->grown_past_max);
+            while (d->grow_warn_at <= d->grown_past_max) d->grow_warn_at = d->grow_warn_at ? d->grow_warn_at * 2u : 1u;
+        }
     }
     d->items = block;
     d->back = back;

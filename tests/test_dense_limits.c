@@ -302,6 +302,23 @@ static void a_long_name_is_cut_with_an_info_line(void **state) {
     sp_dense_destroy(d);
 }
 
+/* GROW past max with a small chunk_items grows on nearly every add: the warnings come when the
+   places past max reach a power of two, not once per growth. */
+static void growing_past_max_warns_at_powers_of_two(void **state) {
+    (void)state;
+    test_log tl = {0};
+    sp_dense_desc desc = {.name = "budget", .item_size = 8, .max = 10, .chunk_items = 1,
+                          .overflow = SP_OVERFLOW_GROW, .logger = test_log_make(&tl)};
+    sp_dense *d = sp_dense_create(&desc);
+    for (int i = 0; i < 1010; i++) assert_non_null(sp_dense_add(d, NULL));
+    sp_stats st;
+    sp_dense_stats_get(d, &st);
+    assert_int_equal(st.grown_past_max, 1000);
+    assert_int_equal(tl.warnings, 10); /* 1, 2, 4, ... 512 */
+    assert_true(test_log_last_has(&tl, "(512 places past it)"));
+    sp_dense_destroy(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_reclaim_goes_on_when_the_oldest_reaches_its_last_life),
@@ -312,6 +329,7 @@ int main(void) {
         cmocka_unit_test(create_names_the_field_at_fault),
         cmocka_unit_test(stats_report_max_in_fixed_mode_and_places_grown_past_max),
         cmocka_unit_test(a_long_name_is_cut_with_an_info_line),
+        cmocka_unit_test(growing_past_max_warns_at_powers_of_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
