@@ -845,7 +845,7 @@ int sp__dense_check(const sp_dense *d) {
     for (size_t i = 0; i < d->count; i++) {
         uint32_t s = d->back[i];
         if (s >= d->slot_used || d->slots[s].index != i) return 2;
-        if (d->slots[s].life == 0 || d->slots[s].life > SP_DENSE_LIFE_MAX) return 3;
+        if (d->slots[s].life < d->life_first || d->slots[s].life > SP_DENSE_LIFE_MAX) return 3;
     }
     size_t live = 0, freed = 0, retired = 0;
     for (size_t s = 0; s < d->slot_used; s++) {

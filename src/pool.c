@@ -1723,8 +1723,10 @@ bool sp__pool_check(const sp_pool *p) {
         reserved += ch->count;
         if (ch->count && ((c << p->chunk_shift) + ch->count) > p->slot_cap) return false;
     }
-    /* Outside live chunks, no slot holds a member. */
+    /* Outside live chunks, no slot holds a member; no slot's life is below the pool's first
+       (those lives belong to earlier pools of its tag). */
     for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
+        if (sp__life(slot_at(p, idx)) < p->life_first) return false;
         uint32_t c = idx >> p->chunk_shift, st = sp__state(slot_at(p, idx));
         bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
         if (!live && (st == SP__FREE || st == SP__LEASED)) return false;

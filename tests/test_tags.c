@@ -54,6 +54,7 @@ static void destroyed_pools_handles_never_resolve_in_a_later_pool(void **state) 
         }
         assert_null(sp_resolve(p, h_prev));
         assert_ptr_equal(sp_resolve(p, h), m);
+        assert_true(sp__pool_check(p)); /* no slot's life below the pool's first */
         sp_release(p, m);
         sp_pool_destroy(p);
         h_prev = h;
