@@ -182,7 +182,10 @@ struct sp_pool {
     X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life, forged? (%llu so far)") \
     X(MSG_NAME_CUT, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a pool name keeps at most 47")                     \
     X(MSG_NO_SITES, SP_LOG_WARN, "%zu %s (sites not recorded: build with SP_DEBUG=1)") \
-    X(MSG_LEAK_NO_SITE, SP_LOG_WARN, "%zu %s, acquired without a site (a call that bypassed the site macros)")
+    X(MSG_LEAK_NO_SITE, SP_LOG_WARN, "%zu %s, acquired without a site (a call that bypassed the site macros)") \
+    X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
+      "member %p (slot %u) was written after its release (released without a site: sp_release_all, " \
+      "a reclaim, or a call without the site macros)")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
