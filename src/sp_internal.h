@@ -215,8 +215,10 @@ void sp__default_free(void *ptr, size_t size, void *user);
 uint32_t sp__tag_acquire(uint32_t *first_life);
 void sp__tag_release(uint32_t tag, uint32_t highest_life);
 /* White-box: a tag's high-water life, whether it retired, how many retired. sp__tags_reset
-   forgets all of it; only with no pool alive, for test processes that fake exhausted lives
-   (sp__debug_set_life, sp__dense_set_life), which would otherwise retire tags for good. */
+   forgets the marks and retirements of every tag no live pool holds, as a fresh process would
+   have them: for test processes that fake exhausted lives (sp__debug_set_life,
+   sp__dense_set_life), which would otherwise retire tags for good. Handles of destroyed pools
+   may then resolve again: tests only. */
 uint32_t sp__tag_high_water(uint32_t tag);
 bool sp__tag_is_retired(uint32_t tag);
 uint32_t sp__tags_retired(void);

@@ -190,9 +190,10 @@ uint32_t sp__tags_retired(void) {
 
 void sp__tags_reset(void) {
     sp__tag_lock_take();
-    for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) SP_ASSERT(!sp__tag_bit(sp__tag_used, tag));
-    memset(sp__tag_retired, 0, sizeof sp__tag_retired);
-    memset(sp__tag_high, 0, sizeof sp__tag_high);
-    sp__tag_cursor = 0;
+    for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) {
+        if (sp__tag_bit(sp__tag_used, tag)) continue; /* a live pool's lives stay its own */
+        sp__tag_bit_set(sp__tag_retired, tag, false);
+        sp__tag_high[tag] = 0;
+    }
     sp__tag_lock_drop();
 }
