@@ -168,7 +168,8 @@ typedef struct sp_dense_desc {
 SP_API sp_dense *sp_dense_create(const sp_dense_desc *desc);
 
 /* Returns all memory (nothing in fixed mode). Elements are plain bytes: nothing runs on them.
-   NULL is a no-op. O(1) plus the allocator's frees. */
+   NULL is a no-op. O(slots): it reads every slot's life once, so that the next pool to take
+   its tag starts above them (see POINTERS, INDICES AND HANDLES). */
 SP_API void sp_dense_destroy(sp_dense *d);
 
 /* Removes every element: each life ends (handles stop resolving), on_move does not run, the
