@@ -236,21 +236,30 @@ typedef enum dense_lookup {
     DENSE_FORGED   /* this pool's tag, but a slot or a life it never handed out */
 } dense_lookup;
 
-/* Classifies a handle; *slot_out is set for DENSE_LIVE. */
+/* Why a handle that is not the null handle did not resolve. */
+static dense_lookup dense_lookup_refused(const sp_dense *d, uint32_t slot, uint32_t tag, uint32_t life) {
+    if (tag != d->tag || (life != 0 && life < d->life_first)) return DENSE_FOREIGN;
+    if (slot >= d->slot_used || life == 0) return DENSE_FORGED;
+    /* live or free: lives below s->life were issued; retired: every life up to the max was */
+    return life < d->slots[slot].life ? DENSE_STALE : DENSE_FORGED;
+}
+
+/* Classifies a handle; *slot_out is set for DENSE_LIVE. The live case first, in as few steps as
+   before lives started above 1: a slot's life is never below the pool's first, so a match
+   needs no other check. */
 static dense_lookup dense_lookup_handle(const sp_dense *d, sp_handle h, uint32_t *slot_out) {
     if (h.id == 0) return DENSE_NULL;
     uint32_t slot = (uint32_t)(h.id & (SP_DENSE_MAX_ITEMS - 1));
     uint32_t tag = (uint32_t)((h.id >> SP_DENSE_SLOT_BITS) & (SP_DENSE_TAGS - 1));
     uint32_t life = (uint32_t)(h.id >> (SP_DENSE_SLOT_BITS + SP_DENSE_TAG_BITS));
-    if (tag != d->tag || (life != 0 && life < d->life_first)) return DENSE_FOREIGN;
-    if (slot >= d->slot_used || life == 0) return DENSE_FORGED;
-    const sp_dense_slot *s = &d->slots[slot];
-    if (dense_slot_live(s) && life == s->life) {
-        *slot_out = slot;
-        return DENSE_LIVE;
+    if (tag == d->tag && slot < d->slot_used) {
+        const sp_dense_slot *s = &d->slots[slot];
+        if (life == s->life && dense_slot_live(s)) {
+            *slot_out = slot;
+            return DENSE_LIVE;
+        }
     }
-    /* live or free: lives below s->life were issued; retired: every life up to the max was */
-    return life < s->life ? DENSE_STALE : DENSE_FORGED;
+    return dense_lookup_refused(d, slot, tag, life);
 }
 
 /* A lookup's warning for another pool's handle or a forged one (a stale handle is the normal
