@@ -319,6 +319,25 @@ static void growing_past_max_warns_at_powers_of_two(void **state) {
     sp_dense_destroy(d);
 }
 
+/* sp_dense_buffer_size never wraps: any answer but 0 holds n elements of the item's size. */
+static void buffer_size_returns_0_instead_of_wrapping(void **state) {
+    (void)state;
+    sp_dense_desc d = {.item_size = (size_t)1 << 40};
+    assert_int_equal(sp_dense_buffer_size(&d, (size_t)1 << 24), 0);
+    static const size_t items[] = {1, 8, 24, 4096, (size_t)1 << 20, (size_t)1 << 32, ((size_t)1 << 38) - 8,
+                                   (size_t)1 << 38, (size_t)1 << 40, SIZE_MAX >> 8, SIZE_MAX};
+    for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
+        for (uint32_t shift = 0; shift <= 24; shift++) {
+            for (int reclaim = 0; reclaim < 2; reclaim++) {
+                sp_dense_desc di = {.item_size = items[i], .overflow = reclaim ? SP_OVERFLOW_RECLAIM : SP_OVERFLOW_DROP};
+                size_t n = (size_t)1 << shift;
+                size_t bytes = sp_dense_buffer_size(&di, n);
+                if (bytes != 0 && bytes / n < items[i]) fail_msg("item %zu x %zu: %zu bytes wrapped", items[i], n, bytes);
+            }
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fixed_reclaim_goes_on_when_the_oldest_reaches_its_last_life),
@@ -330,6 +349,7 @@ int main(void) {
         cmocka_unit_test(stats_report_max_in_fixed_mode_and_places_grown_past_max),
         cmocka_unit_test(a_long_name_is_cut_with_an_info_line),
         cmocka_unit_test(growing_past_max_warns_at_powers_of_two),
+        cmocka_unit_test(buffer_size_returns_0_instead_of_wrapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
