@@ -57,7 +57,12 @@
     ORDER OF THE LEASED MEMBERS
     ===========================
     Iteration (sp_first/sp_next, sp_each, sp_release_all, sp_leased_each) and the reclaim
-    victim follow the pool's `order`, chosen at creation:
+    victim follow the pool's `order`, chosen at creation. MIND THE DEFAULT: a pool that leaves
+    `.order` out walks its members in MEMORY order, not in the order they were acquired,
+    unless its overflow is SP_OVERFLOW_RECLAIM. Code ported from a linked list that appends new
+    objects (update order = creation order) must say `.order = SP_ORDER_ACQUISITION` to keep
+    behaving the same; memory order is faster to walk and to release, and is the right default
+    only where the order of updates does not matter.
     SP_ORDER_ACQUISITION  oldest acquisition first; a reclaim takes the oldest. Kept in a list
                           that every acquire and release updates (two more cache lines touched
                           by a release). The default under SP_OVERFLOW_RECLAIM.
@@ -66,13 +71,20 @@
                           member's own bookkeeping. A reclaim (sp_acquire_force, or RECLAIM set
                           later with sp_set_overflow) takes the next leased member after the one
                           it took last, round robin in memory order. The default otherwise.
+    Free members are handed out lowest address first when they were built (on demand, by
+    `initial` or by sp_prewarm), so a pool filled in order is in acquisition order in memory
+    too, and a memory-order RECLAIM takes the oldest of a saturated pool filled in order. A
+    released member is the next one handed out (the free list is a stack).
 
     HANDLES
     =======
     A plain pointer to a released member still works: it points at whatever the pool hands out
     next. An sp_handle expires with the life it was taken in: sp_resolve() returns the member
     while that life lasts and NULL after (release, reclaim, clear, destroy), and NULL for a
-    handle from another pool. The 64 bits of sp_handle.id are
+    handle from another pool. A stale handle (its life ended) is the normal case and silent; a
+    handle of another pool, or a forged id, is a bug and logs a warning, rate-limited per pool
+    and kind: the first, then each time the count reaches a power of two, with the count
+    ("... (1024 so far)"), so 200,000 bad lookups log 18 lines. The 64 bits of sp_handle.id are
 
         bits 63..36  life     (28 bits) counter of the slot's lives, never 0
         bits 35..24  pool tag (12 bits) unique among pools alive at the same time
@@ -82,6 +94,15 @@
     so a stale handle can never match by wrap-around (a fixed-buffer pool then has one member
     less: after 2^28 lives of one slot). A pool holds at most 2^24 slots and at
     most 4095 pools are alive at once.
+    A handle never resolves in any pool but the one that issued it, for the life of the
+    process, even though tags come back (a game that rebuilds its pools every level gets a
+    destroyed pool's tag again after 4095 creations): a pool that takes a tag starts every
+    slot's life above every life that tag ever handed out, and a tag with fewer than 2^24 lives
+    left is retired for good. The bound: each tag serves 2^28 - 2^24 - 1 lives, and a pool uses
+    up as many as its busiest slot handed out, so creation fails (logged) only after the
+    process's pools have used up about 10^12 lives that way (100 pools a level, 10,000 lives
+    each, a level a minute: 19 years). sp_dense shares the tags and the rule. See
+    docs/design.md.
 
     MEMORY
     ======
@@ -107,15 +128,21 @@
     fills members of pools without a `create` hook with 0xDD). sp_acquire and friends are then
     macros that record __FILE__/__LINE__, so that leak reports name acquisition sites:
         bullets: 3 leaked, acquired at game.c:120
-    sp_leak_report() prints the same at any time; sp_leased_each() walks them. See
-    docs/safety.md.
+    sp_leak_report() prints the same at any time; sp_leased_each() walks them. With SP_DEBUG=0
+    the library records no sites and says so: "bullets: 3 leaked (sites not recorded: build
+    with SP_DEBUG=1)". A game that acquires through its own function (entity_create) records
+    that function's line unless it forwards its caller's site: give it an _at twin that takes
+    file and line and calls sp_acquire_with_at, and a macro that supplies them:
+        entity *entity_create_at(game *g, float x, float y, const char *file, int line);
+        #define entity_create(...) entity_create_at(__VA_ARGS__, __FILE__, __LINE__)
+    (docs/guide.md, "Porting from a linked list", has the whole example). See docs/safety.md.
 
     THREADS
     =======
     A pool is used by one thread at a time. Different pools may be used by different threads.
 
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
-    objects it hands out (docs/guide.md, section 11).
+    objects it hands out (docs/guide.md, section 12).
 
     See docs/design.md for the memory layout and complexity of every call.
 */
@@ -227,14 +254,17 @@ typedef double (*sp_priority_fn)(const void *item, void *user);
 
 /* Everything a pool is made from. Zero means default: fill it with designated initializers. */
 typedef struct sp_desc {
-    const char *name;       /* for log lines and the registry; copied (="" ) */
+    const char *name;       /* for log lines and the registry; copied, at most 47 bytes (a
+                               longer name is cut and an info line says so) (="") */
     size_t item_size;       /* bytes per member; required */
     size_t item_align;      /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;         /* members built at creation (=0) */
     size_t max;             /* most members built (=0: unbounded); mutable with sp_set_max */
     sp_overflow overflow;   /* what a saturated pool does (=SP_OVERFLOW_DROP) */
     sp_order order;         /* iteration and reclaim order, fixed for the pool's life
-                               (=ACQUISITION under RECLAIM, MEMORY otherwise) */
+                               (=ACQUISITION under RECLAIM, MEMORY otherwise: NOT the order of
+                               acquisition unless you ask for it; see ORDER OF THE LEASED
+                               MEMBERS) */
     size_t chunk_items;     /* members reserved per allocation (=max(256, initial), at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
@@ -272,9 +302,10 @@ typedef struct sp_stats {
 /* Creates a pool and builds desc->initial members.
    @param desc  the description; copied, so it may live on the stack
    @return the pool, or NULL (with a logged reason, nothing leaked) when desc is NULL or invalid
-           (item_size 0, alignment not a power of two, sizes that overflow, a buffer too small
-           for one member or for `initial`, GROW with a buffer, more than 4095 live pools) or
-           the allocator fails. O(initial). */
+           (item_size 0, alignment not a power of two, sizes that overflow, `initial` above
+           2^24 or above max, a buffer too small for one member or for `initial`, GROW with a
+           buffer; the line names the field at fault), when no pool tag is free (more than
+           4095 live pools, see HANDLES) or the allocator fails. O(initial). */
 SP_API sp_pool *sp_pool_create(const sp_desc *desc);
 
 /* Destroys every member (dispose runs once on each; leased ones are counted and logged as
@@ -282,7 +313,8 @@ SP_API sp_pool *sp_pool_create(const sp_desc *desc);
 SP_API void sp_pool_destroy(sp_pool *pool);
 
 /* Builds up to n more free members, stopping at max. Not an acquisition: on_acquire does not
-   run. @return members built (fewer than n at max or on allocator failure). O(n). */
+   run. They are handed out next, lowest address first (before members that were free already).
+   @return members built (fewer than n at max or on allocator failure). O(n). */
 SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
 
 /* Disposes free members until at most keep_free remain (the highest slots first, so that whole
@@ -302,7 +334,7 @@ SP_API size_t sp_clear(sp_pool *pool);
 SP_API sp_result sp_set_max(sp_pool *pool, size_t max);
 
 /* Bytes a fixed buffer needs to hold `members` members of desc (alignment slack included), or
-   0 when desc is invalid or the size overflows. */
+   0 when desc is invalid, members is 0 or above 2^24, or the size does not fit in a size_t. */
 SP_API size_t sp_buffer_size(const sp_desc *desc, size_t members);
 
 /* The pool's name ("" when it has none, never NULL for a pool; NULL for NULL). */
@@ -365,7 +397,8 @@ SP_API sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int 
 SP_API sp_handle sp_handle_of(const sp_pool *pool, const void *item);
 
 /* The member while the handle's life lasts, NULL after (and for the null handle, a handle of
-   another pool, or a forged id). O(1). */
+   another pool, alive or destroyed, or a forged id; those two log a rate-limited warning, see
+   HANDLES). O(1). */
 SP_API void *sp_resolve(const sp_pool *pool, sp_handle handle);
 
 /* True when item is a member of pool that is currently leased. O(1). */
