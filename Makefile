@@ -27,7 +27,7 @@ demo:
 	@$(DEPS) demo
 	$(CMAKE) -S . -B $(BUILD)/demo -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
 	$(CMAKE) --build $(BUILD)/demo -j $(JOBS) --target fountain
-	./$(BUILD)/demo/examples/fountain $(DEMO_ARGS)
+	$(BUILD)/demo/examples/fountain $(DEMO_ARGS)
 
 examples:
 	@$(DEPS) examples
@@ -63,7 +63,7 @@ fuzz:
 	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS) --target fuzz_pool
 	mkdir -p $(BUILD)/fuzz-corpus
-	./$(BUILD)/asan/tests/fuzz/fuzz_pool -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	$(BUILD)/asan/tests/fuzz/fuzz_pool -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus tests/fuzz/corpus
 
 clean:

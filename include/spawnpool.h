@@ -108,7 +108,10 @@
     macros that record __FILE__/__LINE__, so that leak reports name acquisition sites:
         bullets: 3 leaked, acquired at game.c:120
     sp_leak_report() prints the same at any time; sp_leased_each() walks them. See
-    docs/safety.md.
+    docs/safety.md. The checks need the library itself built with them: `cmake --install`
+    installs libspawnpool (SP_DEBUG=0 in Release) and libspawnpool-debug (SP_DEBUG=1); CMake's
+    spawnpool::spawnpool links the debug one in Debug configurations, pkg-config users ask for
+    spawnpool-debug.
 
     THREADS
     =======
