@@ -82,6 +82,7 @@ if [ "${BENCH_NICE:-1}" != 0 ] && [ "$(id -u)" = 0 ] && nice -n -10 true 2>/dev/
   echo "bench: running the timed processes at nice -10 (root; BENCH_NICE=0 to not)" >&2
 fi
 # Random churn is the headline plot: more N points (x4 steps from 1k to 1M) than the others.
+# shellcheck disable=SC2054 # the commas are spbench's list syntax
 churn_ns=(--n 1000,4000,16000,64000,256000,1000000)
 steps=(lifo churn fifo reclaim resolve iterate frame memory steady dense)
 if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
