@@ -7,8 +7,9 @@
 # RESULTS_DIR/<UTC timestamp>.csv and RESULTS_DIR/latest.csv; spreport turns latest.csv into
 # latest.md and the plot inputs, gnuplot draws the PNG and SVG plots. Nothing in the checkout
 # changes: `make bench-publish` copies a run into bench/results/.
-# Progress goes to stderr: "[7/15] churn ... ~40 s left", estimated from the previous run of the
-# same mode when there is one (RESULTS_DIR/durations-MODE.txt), else from this run's average.
+# Progress goes to stderr: "[7/14] frame, ~40 s left", estimated from the previous run of the
+# same mode when there is one (RESULTS_DIR/durations-MODE.txt), else from this run's pace and
+# the workloads' usual relative lengths.
 # As root the timed processes run at nice -10 (said on stderr); BENCH_NICE=0 keeps them at 0.
 set -euo pipefail
 build=$1
@@ -24,7 +25,7 @@ if [ "$mode" = quick ]; then quick=(--quick); k=50000; fi
 
 run_instr() { # appends the callgrind counts to $1
   if [ -x "$build/spinstr" ] && command -v valgrind >/dev/null; then
-    echo "== instructions per op (callgrind)" >&2
+    [ "$only" = instr-only ] && echo "== instructions per op (callgrind)" >&2
     "$here/instr.sh" "$build/spinstr" "$1" "$k"
   else
     echo "skipping instruction counts: spinstr or valgrind missing" >&2
@@ -94,8 +95,12 @@ if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
 else
   echo "skipping jemalloc: libjemalloc.so.2 not installed" >&2
 fi
+steps+=(instr) # instruction counts under callgrind, last
 durations=$results/durations-$mode.txt
 declare -A took=()
+# Relative lengths of the steps (a quick run on a 2-core machine), for a first run's estimate.
+declare -A weight=([lifo]=12 [churn]=6 [fifo]=2 [reclaim]=1 [resolve]=1 [iterate]=8 [frame]=8
+                   [memory]=6 [steady]=1 [dense]=3 [instr]=10)
 if [ -f "$durations" ]; then
   while read -r step secs; do took[$step]=$secs; done < "$durations"
 fi
@@ -111,14 +116,22 @@ for step in "${steps[@]}"; do
     if [ -n "${took[$s]:-}" ]; then left=$((left + ${took[$s]})); else known=0; fi
   done
   if [ $known = 0 ]; then
-    if [ $i -gt 1 ]; then left=$(( elapsed * (total - i + 1) / (i - 1) )); else left=""; fi
+    done_w=0 left_w=0 j=0
+    for s in "${steps[@]}"; do
+      j=$((j + 1)); wt=${weight[$s]:-1}
+      if [ $j -lt $i ]; then done_w=$((done_w + wt)); else left_w=$((left_w + wt)); fi
+    done
+    if [ $i -gt 1 ]; then left=$(( elapsed * left_w / done_w )); else left=""; fi
   fi
   w=${step%+jemalloc}
   label=$w; [ "$step" != "$w" ] && label="$w (jemalloc, preloaded)"
+  [ "$step" = instr ] && label="instructions per op (callgrind)"
   echo "== [$i/$total] $label${left:+, ~$left s left}" >&2
   t0=$(date +%s)
   n=(); [ "$w" = churn ] && n=("${churn_ns[@]}")
-  if [ "$step" = "$w" ]; then
+  if [ "$step" = instr ]; then
+    run_instr "$tmp"
+  elif [ "$step" = "$w" ]; then
     "${prio[@]}" "$build/spbench" --workload "$w" "${quick[@]}" "${n[@]}" --datadir "$data" >> "$tmp"
   else
     "${prio[@]}" env LD_PRELOAD=libjemalloc.so.2 "$build/spbench" --workload "$w" --impl jemalloc \
@@ -127,7 +140,6 @@ for step in "${steps[@]}"; do
   echo "$step $(( $(date +%s) - t0 ))" >> "$durations.new"
 done
 mv "$durations.new" "$durations"
-run_instr "$tmp"
 mv "$tmp" "$results/$stamp.csv"
 cp "$results/$stamp.csv" "$results/latest.csv"
 echo "$stamp, $mode mode, $lib, $(( $(date +%s) - start )) s; load average (1, 5, 15 min) at start $load0, at end $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores" > "$data/run.txt"
