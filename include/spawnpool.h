@@ -136,6 +136,10 @@
         entity *entity_create_at(game *g, float x, float y, const char *file, int line);
         #define entity_create(...) entity_create_at(__VA_ARGS__, __FILE__, __LINE__)
     (docs/guide.md, "Porting from a linked list", has the whole example). See docs/safety.md.
+    The checks need the library itself built with them: `cmake --install` installs
+    libspawnpool (SP_DEBUG=0 in Release) and libspawnpool-debug (SP_DEBUG=1); CMake's
+    spawnpool::spawnpool links the debug one in Debug configurations, pkg-config users ask for
+    spawnpool-debug.
 
     THREADS
     =======
@@ -153,6 +157,8 @@
 #define SP_VERSION_MINOR 2
 #define SP_VERSION_PATCH 0
 #define SP_VERSION "0.2.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
+#define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
 /* Debug checks (see DEBUG CHECKS above): 0 off, 1 poisoning + acquisition sites + write-after-
    release checksums, 2 also fills released members of pools without a `create` hook.
@@ -455,6 +461,12 @@ SP_API size_t sp_leak_report(const sp_pool *pool, sp_log_level level);
 
 /* A short description of a result code ("unknown result" for values outside the enum). */
 SP_API const char *sp_result_str(sp_result result);
+
+/* The version of the library the program runs with ("0.2.0"; SP_VERSION is the header's), and
+   as a number like SP_VERSION_NUMBER. A shared library of another minor version has another
+   soname (libspawnpool.so.0.2), so for 0.x the two agree in major and minor. */
+SP_API const char *sp_version(void);
+SP_API int sp_version_number(void);
 
 /* ---------------------------------------------------------------------------------------------
    Registry: named pools that a scene owns

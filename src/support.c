@@ -24,6 +24,12 @@ const char *sp_result_str(sp_result result) {
 #undef SP__RESULT_CASE
 }
 
+/* ---- version -------------------------------------------------------------------------- */
+
+const char *sp_version(void) { return SP_VERSION; }
+
+int sp_version_number(void) { return SP_VERSION_NUMBER; }
+
 /* ---- logging -------------------------------------------------------------------------- */
 
 typedef struct sp__msg_info {
