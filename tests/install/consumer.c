@@ -2,7 +2,7 @@
 /* Builds against an installed or vendored spawnpool (CMake package, pkg-config, add_subdirectory)
    and makes one round trip. It also tells which variant it was linked with: the debug library
    (SP_DEBUG=1) names the acquisition site of a leased member in the leak report, the other one
-   says "an unknown site". Compiled with -DSP_EXPECT_DEBUG_LIB=0 or 1, it fails on the wrong one. */
+   says the sites were not recorded. Compiled with -DSP_EXPECT_DEBUG_LIB=0 or 1, it fails on the wrong one. */
 #include <spawnpool.h>
 
 #include <stdio.h>
@@ -12,7 +12,7 @@ static char leak_line[256];
 
 static void keep_line(sp_log_level level, const char *pool_name, const char *message, void *user) {
     (void)level, (void)pool_name, (void)user;
-    if (strstr(message, "acquired at")) snprintf(leak_line, sizeof leak_line, "%s", message);
+    if (strstr(message, "leased")) snprintf(leak_line, sizeof leak_line, "%s", message);
 }
 
 int main(void) {
