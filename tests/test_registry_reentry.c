@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: Zlib */
+/* Registry calls made from hooks, at every moment a hook can run: while the registry destroys
+   its pools, while a pool is being added or removed, and from the hooks of its own pools. The
+   registry must never be freed under a pool, never show a destroyed pool, never destroy one
+   twice, and must report every refusal with exactly one line. Also: one clear line per misuse. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- a scene: a registry whose lines and pools' lines all go to one capturing logger -------- */
+
+typedef struct scene {
+    sp_registry *reg;
+    test_alloc alloc;
+    test_log log;
+} scene;
+
+static void scene_open(scene *s) {
+    memset(s, 0, sizeof *s);
+    sp_registry_desc rd = {.allocator = test_alloc_make(&s->alloc), .logger = test_log_make(&s->log)};
+    s->reg = sp_registry_create_with(&rd);
+    assert_non_null(s->reg);
+}
+
+static int scene_lines(const scene *s) { return s->log.errors + s->log.warnings; }
+
+/* Expects exactly one line since `before`, containing every needle. */
+static void expect_one_line(const scene *s, int before, const char *a, const char *b) {
+    if (scene_lines(s) - before != 1 || !test_log_last_has(&s->log, a) || (b && !test_log_last_has(&s->log, b)))
+        fail_msg("expected one line with '%s' '%s', got %d line(s), last: '%s: %s'", a, b ? b : "",
+                 scene_lines(s) - before, s->log.last_pool, s->log.last_message);
+}
+
+/* What a hook does: set before the call that runs it. */
+typedef enum action {
+    DO_NOTHING,
+    DO_DESTROY_REGISTRY,
+    DO_REMOVE_SELF,
+    DO_REGISTRY_CALLS, /* every registry call, each of which must be refused during destroy */
+    DO_REMOVE_OTHER,
+    DO_DESTROY_OTHER_DIRECTLY,
+    DO_ADD_SAME_NAME, /* and seven more pools, which fill the list's first eight places */
+} action;
+
+typedef struct hook_ctx {
+    scene *s;
+    action act;
+    int calls;
+    int refusals_seen;    /* registry calls that came back refused */
+    int lines_before;
+    sp_result result;
+    sp_pool *victim;
+    const char *other;
+    sp_pool *gone[8]; /* pools whose destroy has finished (seen from later dispose hooks) */
+    int gone_count;
+    sp_pool *current; /* the pool whose dispose hooks run now */
+} hook_ctx;
+
+static hook_ctx ctx;
+
+static void act(void *item) {
+    ctx.calls++;
+    scene *s = ctx.s;
+    switch (ctx.act) {
+    case DO_NOTHING:
+        break;
+    case DO_DESTROY_REGISTRY:
+        sp_registry_destroy(s->reg);
+        break;
+    case DO_REMOVE_SELF:
+        ctx.result = sp_registry_remove(s->reg, "self");
+        break;
+    case DO_REGISTRY_CALLS: {
+        int before = scene_lines(s);
+        ctx.refusals_seen += sp_spawn(s->reg, "a", NULL) == NULL;
+        ctx.refusals_seen += sp_registry_get(s->reg, "a") == NULL;
+        sp_desc d = {.item_size = 8};
+        ctx.refusals_seen += sp_registry_add(s->reg, "late", &d) == NULL;
+        ctx.refusals_seen += sp_registry_remove(s->reg, "b") != SP_OK;
+        ctx.refusals_seen += sp_registry_release(s->reg, item) != SP_OK;
+        ctx.refusals_seen += sp_registry_owner(s->reg, item) == NULL;
+        sp_registry_destroy(s->reg);
+        ctx.lines_before += scene_lines(s) - before; /* lines these calls logged */
+        /* count and pool_at list only pools that still exist (reading their names would be a
+           use-after-free otherwise, which ASan reports) */
+        for (size_t i = 0; i < sp_registry_count(s->reg); i++) {
+            sp_pool *p = sp_registry_pool_at(s->reg, i);
+            for (int g = 0; g < ctx.gone_count; g++) assert_ptr_not_equal(p, ctx.gone[g]);
+            assert_non_null(sp_pool_name(p));
+        }
+        break;
+    }
+    case DO_REMOVE_OTHER:
+        ctx.result = sp_registry_remove(s->reg, ctx.other);
+        break;
+    case DO_DESTROY_OTHER_DIRECTLY:
+        sp_pool_destroy(ctx.victim); /* once: then NULL, a no-op */
+        ctx.victim = NULL;
+        break;
+    case DO_ADD_SAME_NAME: {
+        ctx.act = DO_NOTHING; /* once */
+        sp_desc d = {.item_size = 8};
+        assert_non_null(sp_registry_add(s->reg, "self", &d));
+        for (int i = 0; i < 7; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "n%d", i);
+            assert_non_null(sp_registry_add(s->reg, name, &d));
+        }
+        break;
+    }
+    }
+}
+
+static void on_create(void *item, void *user) { (void)user; act(item); }
+static void on_acquire(void *item, const void *arg, void *user) { (void)arg; (void)user; act(item); }
+static void on_release(void *item, void *user) { (void)user; act(item); }
+static void on_dispose(void *item, void *user) {
+    sp_pool *pool = *(sp_pool **)user; /* set after creation */
+    if (pool && pool != ctx.current) {
+        if (ctx.current && ctx.gone_count < 8) ctx.gone[ctx.gone_count++] = ctx.current;
+        ctx.current = pool;
+    }
+    act(item);
+}
+
+typedef enum hook_kind { HOOK_CREATE, HOOK_ACQUIRE, HOOK_RELEASE, HOOK_DISPOSE } hook_kind;
+
+static sp_pool *add_hooked(scene *s, const char *name, hook_kind kind) {
+    sp_desc d = {.item_size = 16, .chunk_items = 4};
+    if (kind == HOOK_CREATE) d.create = on_create;
+    if (kind == HOOK_ACQUIRE) d.on_acquire = on_acquire;
+    if (kind == HOOK_RELEASE) d.on_release = on_release;
+    if (kind == HOOK_DISPOSE) d.dispose = on_dispose;
+    static sp_pool *ids[16];
+    static int next_id;
+    sp_pool **id = &ids[next_id++ % 16];
+    d.user = id;
+    sp_pool *p = sp_registry_add(s->reg, name, &d);
+    assert_non_null(p);
+    *id = p;
+    return p;
+}
+
+static void ctx_reset(scene *s, action a) {
+    memset(&ctx, 0, sizeof ctx);
+    ctx.s = s;
+    ctx.act = a;
+}
+
+/* ---- issue 9 item 1: destroy from a hook of one of its own pools ----------------------------- */
+
+static void registry_destroy_from_a_hook_of_its_pool_is_refused_whole(void **state) {
+    (void)state;
+    for (int kind = HOOK_CREATE; kind <= HOOK_DISPOSE; kind++) {
+        scene s;
+        scene_open(&s);
+        sp_pool *other = add_hooked(&s, "other", HOOK_ACQUIRE);
+        sp_pool *self = add_hooked(&s, "self", (hook_kind)kind);
+        void *held = sp_acquire(other);
+        ctx_reset(&s, DO_DESTROY_REGISTRY);
+        int before = scene_lines(&s);
+        void *m = sp_acquire(self);      /* create (growth), on_acquire */
+        sp_release(self, m);             /* on_release */
+        if (kind == HOOK_DISPOSE) sp_trim(self, 0);
+        assert_int_equal(ctx.calls, 1);
+        expect_one_line(&s, before, "sp_registry_destroy while a hook of its pool 'self' runs", "refused");
+        /* Nothing changed: both pools registered, usable, found by name and by address. */
+        ctx.act = DO_NOTHING;
+        assert_int_equal(sp_registry_count(s.reg), 2);
+        assert_ptr_equal(sp_registry_get(s.reg, "self"), self);
+        for (int i = 0; i < 40; i++) assert_non_null(sp_acquire(self)); /* grows: new chunks indexed */
+        assert_ptr_equal(sp_registry_owner(s.reg, held), other);
+        assert_int_equal(sp_registry_release(s.reg, held), SP_OK);
+        sp_registry_destroy(s.reg);
+        EXPECT_NO_LEAK(&s.alloc);
+    }
+}
+
+/* A dispose hook that runs because the registry removes its pool is a hook too. */
+static void registry_destroy_from_a_dispose_hook_during_remove_is_refused(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_pool *keep = add_hooked(&s, "keep", HOOK_ACQUIRE);
+    sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
+    assert_int_equal(sp_prewarm(self, 1), 1);
+    ctx_reset(&s, DO_DESTROY_REGISTRY);
+    int before = scene_lines(&s);
+    assert_int_equal(sp_registry_remove(s.reg, "self"), SP_OK);
+    assert_int_equal(ctx.calls, 1);
+    expect_one_line(&s, before, "sp_registry_destroy while a hook of its pool 'self' runs", NULL);
+    assert_int_equal(sp_registry_count(s.reg), 1);
+    assert_ptr_equal(sp_registry_pool_at(s.reg, 0), keep);
+    assert_non_null(sp_spawn(s.reg, "keep", NULL));
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* The dispose hooks that sp_registry_destroy itself runs call it again. */
+static void registry_destroy_reentered_during_its_destroy_is_refused(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
+    assert_int_equal(sp_prewarm(self, 1), 1);
+    ctx_reset(&s, DO_DESTROY_REGISTRY);
+    int before = scene_lines(&s);
+    sp_registry_destroy(s.reg);
+    assert_int_equal(ctx.calls, 1);
+    expect_one_line(&s, before, "sp_registry_destroy: the registry is being destroyed", "refused");
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* The registry's own create hooks: the pool sp_registry_add is building is not registered yet,
+   but its registry must not go away under it. */
+static void registry_destroy_from_a_create_hook_of_a_pool_being_added_is_refused(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    ctx_reset(&s, DO_DESTROY_REGISTRY);
+    sp_desc d = {.item_size = 16, .initial = 1, .create = on_create};
+    int before = scene_lines(&s);
+    sp_pool *self = sp_registry_add(s.reg, "self", &d);
+    assert_non_null(self);
+    expect_one_line(&s, before, "sp_registry_destroy while a hook of its pool 'self' runs", NULL);
+    ctx.act = DO_NOTHING;
+    assert_ptr_equal(sp_registry_get(s.reg, "self"), self);
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* ---- issue 9 item 2: hooks during sp_registry_destroy see no half-torn registry --------------- */
+
+static void registry_calls_from_dispose_hooks_during_destroy_are_refused(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_pool *pools[3] = {add_hooked(&s, "a", HOOK_DISPOSE), add_hooked(&s, "b", HOOK_DISPOSE),
+                         add_hooked(&s, "c", HOOK_DISPOSE)};
+    for (int i = 0; i < 3; i++) assert_int_equal(sp_prewarm(pools[i], 2), 2);
+    ctx_reset(&s, DO_REGISTRY_CALLS);
+    int before = scene_lines(&s);
+    sp_registry_destroy(s.reg);
+    assert_int_equal(ctx.calls, 6);
+    /* spawn, get, add, remove, release, owner and destroy: each refused, with one line each */
+    assert_int_equal(ctx.refusals_seen, 6 * 6);
+    assert_int_equal(ctx.lines_before, 7 * 6);
+    assert_int_equal(scene_lines(&s) - before, 7 * 6);
+    assert_true(test_log_last_has(&s.log, "the registry is being destroyed: refused"));
+    assert_int_equal(ctx.gone_count, 2); /* a and b were gone when c's hooks looked */
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* A dispose hook destroys a later pool of the registry directly: the registry forgets it, and
+   does not destroy it a second time. */
+static void pool_destroyed_directly_by_a_hook_during_registry_destroy_is_destroyed_once(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_pool *a = add_hooked(&s, "a", HOOK_DISPOSE);
+    test_env env;
+    sp_desc d = test_env_desc(&env, NULL, 16);
+    d.logger = test_log_make(&s.log);
+    d.initial = 3;
+    assert_non_null(sp_registry_add(s.reg, "b", &d));
+    assert_non_null(sp_registry_add(s.reg, "c", &d));
+    assert_int_equal(sp_prewarm(a, 1), 1);
+    ctx_reset(&s, DO_DESTROY_OTHER_DIRECTLY);
+    ctx.victim = sp_registry_get(s.reg, "c"); /* sp_registry_get is refused during the destroy */
+    assert_non_null(ctx.victim);
+    sp_registry_destroy(s.reg);
+    assert_int_equal(env.hooks.created, 6);
+    assert_int_equal(env.hooks.disposed, 6); /* c's three once, b's three */
+    EXPECT_NO_LEAK(&env.alloc);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* Outside a registry destroy, a hook may remove another pool; it is gone at once. */
+static void remove_from_a_dispose_hook_of_another_pool_removes_it(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
+    add_hooked(&s, "b", HOOK_ACQUIRE);
+    sp_pool *c = add_hooked(&s, "c", HOOK_ACQUIRE);
+    assert_int_equal(sp_prewarm(self, 1), 1);
+    ctx_reset(&s, DO_REMOVE_OTHER);
+    ctx.other = "b";
+    assert_int_equal(sp_registry_remove(s.reg, "self"), SP_OK);
+    assert_int_equal(ctx.result, SP_OK);
+    assert_int_equal(sp_registry_count(s.reg), 1);
+    assert_ptr_equal(sp_registry_pool_at(s.reg, 0), c);
+    assert_null(sp_registry_get(s.reg, "b"));
+    assert_null(sp_registry_get(s.reg, "self"));
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* ---- issue 9 item 10: remove reports the pool's refusal -------------------------------------- */
+
+static void registry_remove_from_the_pools_own_hook_fails_and_keeps_it(void **state) {
+    (void)state;
+    for (int kind = HOOK_CREATE; kind <= HOOK_DISPOSE; kind++) {
+        scene s;
+        scene_open(&s);
+        sp_pool *self = add_hooked(&s, "self", (hook_kind)kind);
+        ctx_reset(&s, DO_REMOVE_SELF);
+        ctx.result = SP_OK;
+        int before = scene_lines(&s);
+        void *m = sp_acquire(self);
+        assert_non_null(m);
+        sp_release(self, m);
+        if (kind == HOOK_DISPOSE) sp_trim(self, 0);
+        assert_int_equal(ctx.calls, 1);
+        assert_int_equal(ctx.result, SP_ERR_INVALID);
+        expect_one_line(&s, before, "sp_registry_remove called from one of this pool's hooks", "refused");
+        assert_string_equal(s.log.last_pool, "self");
+        ctx.act = DO_NOTHING;
+        assert_int_equal(sp_registry_count(s.reg), 1);
+        assert_ptr_equal(sp_registry_get(s.reg, "self"), self);
+        assert_non_null(sp_spawn(s.reg, "self", NULL));
+        assert_int_equal(sp_registry_remove(s.reg, "self"), SP_OK);
+        assert_int_equal(sp_registry_count(s.reg), 0);
+        sp_registry_destroy(s.reg);
+        EXPECT_NO_LEAK(&s.alloc);
+    }
+}
+
+/* ---- a create hook of the pool being added adds pools itself -------------------------------- */
+
+static void add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    ctx_reset(&s, DO_ADD_SAME_NAME);
+    sp_desc d = {.item_size = 16, .initial = 1, .create = on_create};
+    int before = scene_lines(&s);
+    /* The hook registers "self" and seven more: the list's first eight places are then full. */
+    assert_null(sp_registry_add(s.reg, "self", &d));
+    expect_one_line(&s, before, "sp_registry_add: a pool named 'self' already exists", NULL);
+    assert_int_equal(sp_registry_count(s.reg), 8);
+    sp_pool *inner = sp_registry_get(s.reg, "self");
+    assert_non_null(inner);
+    assert_ptr_equal(sp_registry_pool_at(s.reg, 0), inner);
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* ---- issue 9 item 13: one clear line per misuse ---------------------------------------------- */
+
+static void each_registry_misuse_logs_one_line_that_names_it(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_desc d = {.item_size = 16, .logger = test_log_make(&s.log)};
+    sp_pool *a = sp_registry_add(s.reg, "a", &d);
+    assert_non_null(a);
+    int local = 0, before;
+
+    before = scene_lines(&s);
+    assert_int_equal(sp_registry_release(s.reg, &local), SP_ERR_FOREIGN);
+    expect_one_line(&s, before, "sp_registry_release of", "no pool of this registry owns it");
+    assert_string_equal(s.log.last_pool, "registry");
+
+    before = scene_lines(&s);
+    assert_null(sp_registry_add(s.reg, "a", &d));
+    expect_one_line(&s, before, "sp_registry_add: a pool named 'a' already exists", NULL);
+
+    before = scene_lines(&s);
+    assert_null(sp_registry_add(NULL, "b", &d));
+    expect_one_line(&s, before, "sp_registry_add: registry is NULL", NULL);
+
+    before = scene_lines(&s);
+    assert_null(sp_registry_add(s.reg, "", &d));
+    expect_one_line(&s, before, "sp_registry_add: name is empty", NULL);
+
+    before = scene_lines(&s);
+    assert_null(sp_registry_add(s.reg, NULL, &d));
+    expect_one_line(&s, before, "sp_registry_add: name is NULL", NULL);
+
+    before = scene_lines(&s);
+    assert_null(sp_registry_add(s.reg, "c", NULL));
+    expect_one_line(&s, before, "sp_registry_add: desc is NULL", NULL);
+
+    before = scene_lines(&s);
+    assert_int_equal(sp_registry_remove(s.reg, "zzz"), SP_ERR_INVALID);
+    expect_one_line(&s, before, "sp_registry_remove: no pool named 'zzz'", NULL);
+
+    before = scene_lines(&s);
+    assert_int_equal(sp_registry_remove(s.reg, NULL), SP_ERR_INVALID);
+    expect_one_line(&s, before, "sp_registry_remove: name is NULL", NULL);
+
+    before = scene_lines(&s);
+    assert_null(sp_spawn(s.reg, "zzz", NULL));
+    expect_one_line(&s, before, "sp_spawn: no pool named 'zzz'", NULL);
+
+    /* an unknown name is an answer to a question, not a misuse */
+    before = scene_lines(&s);
+    assert_null(sp_registry_get(s.reg, "zzz"));
+    assert_null(sp_registry_owner(s.reg, &local));
+    assert_int_equal(scene_lines(&s), before);
+
+    /* a double release through the registry is the pool's line, once */
+    void *m = sp_spawn(s.reg, "a", NULL);
+    assert_int_equal(sp_registry_release(s.reg, m), SP_OK);
+    before = scene_lines(&s);
+    assert_int_equal(sp_registry_release(s.reg, m), SP_ERR_NOT_LEASED);
+    expect_one_line(&s, before, "double release", NULL);
+    assert_string_equal(s.log.last_pool, "a");
+
+    assert_int_equal(sp_registry_count(s.reg), 1);
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
+/* An argument runs only the tests whose names match it (a crash in one then hides no other). */
+int main(int argc, char **argv) {
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(registry_destroy_from_a_hook_of_its_pool_is_refused_whole),
+        cmocka_unit_test(registry_destroy_from_a_dispose_hook_during_remove_is_refused),
+        cmocka_unit_test(registry_destroy_reentered_during_its_destroy_is_refused),
+        cmocka_unit_test(registry_destroy_from_a_create_hook_of_a_pool_being_added_is_refused),
+        cmocka_unit_test(registry_calls_from_dispose_hooks_during_destroy_are_refused),
+        cmocka_unit_test(pool_destroyed_directly_by_a_hook_during_registry_destroy_is_destroyed_once),
+        cmocka_unit_test(remove_from_a_dispose_hook_of_another_pool_removes_it),
+        cmocka_unit_test(registry_remove_from_the_pools_own_hook_fails_and_keeps_it),
+        cmocka_unit_test(add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds),
+        cmocka_unit_test(each_registry_misuse_logs_one_line_that_names_it),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
