@@ -354,6 +354,44 @@ static void add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds(voi
     EXPECT_NO_LEAK(&s.alloc);
 }
 
+/* ---- a create hook asks who owns its member --------------------------------------------------- */
+
+/* The guide's "pooled" test: a create hook asks the registry whether its member is pooled. The
+   members built at creation (desc.initial) must get the same answer as those built later. */
+static sp_registry *owner_reg;
+static int owner_null, owner_found;
+static void create_asks_owner(void *item, void *user) {
+    (void)user;
+    if (sp_registry_owner(owner_reg, item))
+        owner_found++;
+    else
+        owner_null++;
+}
+
+static void create_hook_of_initial_members_finds_their_owner(void **state) {
+    (void)state;
+    static unsigned char buffer[4096];
+    for (int fixed = 0; fixed < 2; fixed++) {
+        scene s;
+        scene_open(&s);
+        owner_reg = s.reg;
+        owner_null = owner_found = 0;
+        sp_desc d = {.item_size = 16, .initial = 5, .max = 8, .create = create_asks_owner};
+        if (fixed) {
+            d.buffer = buffer;
+            d.buffer_size = sizeof buffer;
+        }
+        sp_pool *p = sp_registry_add(s.reg, "ents", &d);
+        assert_non_null(p);
+        for (int i = 0; i < 3; i++) assert_non_null(sp_acquire(p)); /* builds 0 more */
+        assert_int_equal(sp_prewarm(p, 3), 3);                     /* builds 3 more */
+        assert_int_equal(owner_null, 0);
+        assert_int_equal(owner_found, 8);
+        sp_registry_destroy(s.reg);
+        EXPECT_NO_LEAK(&s.alloc);
+    }
+}
+
 /* ---- issue 9 item 13: one clear line per misuse ---------------------------------------------- */
 
 static void each_registry_misuse_logs_one_line_that_names_it(void **state) {
@@ -434,6 +472,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(remove_from_a_dispose_hook_of_another_pool_removes_it),
         cmocka_unit_test(registry_remove_from_the_pools_own_hook_fails_and_keeps_it),
         cmocka_unit_test(add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds),
+        cmocka_unit_test(create_hook_of_initial_members_finds_their_owner),
         cmocka_unit_test(each_registry_misuse_logs_one_line_that_names_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
