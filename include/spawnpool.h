@@ -37,7 +37,8 @@
     on_acquire  on every acquisition, with the caller's `arg`; prewarming is not an acquisition
     on_release  on every release path: sp_release, sp_release_all, and a RECLAIM
     dispose     once per built member when it is destroyed: sp_trim, sp_clear, sp_pool_destroy
-                (clear and destroy run dispose, not on_release, on members still leased)
+                (clear and destroy run dispose, not on_release, on members still leased:
+                release first with sp_release_all, or sp_registry_release_all for a scene)
     A recycled member keeps its contents: only hooks reset it. A hook may acquire and release
     members of any pool, its own included, except the member it is processing.
 
