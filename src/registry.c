@@ -306,16 +306,16 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     const char *outer = reg->adding;
     if (!outer) reg->adding = copy;
     sp_pool *pool = sp__pool_create_in(&d, reg, name);
-    reg->adding = outer;
     const char *why = !pool ? NULL : names_find(reg, name) ? "duplicate" : !entries_reserve(reg) ? "nomem" : NULL;
     if (why) {
         if (why[0] == 'd')
             sp__log_to(&d.logger, name, SP__MSG_REG_DUPLICATE, name);
         else
             sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
-        sp_pool_destroy(pool);
+        sp_pool_destroy(pool); /* its dispose hooks run: still "adding" */
         pool = NULL;
     }
+    reg->adding = outer;
     if (!pool) {
         reg_free(reg, copy, len + 1u);
         return NULL;

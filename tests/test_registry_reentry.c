@@ -62,6 +62,7 @@ typedef struct hook_ctx {
     sp_pool *gone[8]; /* pools whose destroy has finished (seen from later dispose hooks) */
     int gone_count;
     sp_pool *current; /* the pool whose dispose hooks run now */
+    action then;      /* what DO_ADD_SAME_NAME does next time */
 } hook_ctx;
 
 static hook_ctx ctx;
@@ -106,7 +107,7 @@ static void act(void *item) {
         ctx.victim = NULL;
         break;
     case DO_ADD_SAME_NAME: {
-        ctx.act = DO_NOTHING; /* once */
+        ctx.act = ctx.then; /* once */
         sp_desc d = {.item_size = 8};
         assert_non_null(sp_registry_add(s->reg, "self", &d));
         for (int i = 0; i < 7; i++) {
@@ -392,6 +393,194 @@ static void create_hook_of_initial_members_finds_their_owner(void **state) {
     }
 }
 
+/* ---- every registry call from every hook, at random ------------------------------------------ */
+
+/* Hooks that call a random registry function (spawn, release through a handle, get, owner,
+   resolve, add, remove, destroy, release_all, sp_pool_destroy of another pool), nested up to
+   three deep, while the test does the same from outside and tears the scene down and rebuilds
+   it now and then. ASan reports any use of a destroyed pool or registry; the checks below catch
+   a registry that disagrees with itself. */
+enum { CHAOS_NAMES = 6, CHAOS_HELD = 48 };
+typedef struct chaos {
+    sp_registry *reg;
+    test_alloc alloc;
+    test_log log;
+    uint32_t rng;
+    int depth;
+    sp_handle held[CHAOS_HELD];
+    unsigned long calls, refused_destroys;
+} chaos;
+static chaos ch;
+
+static void chaos_name(char *out, size_t size) {
+    snprintf(out, size, "r%u", (unsigned)(test_rand(&ch.rng) % CHAOS_NAMES));
+}
+
+static void chaos_hook_create(void *item, void *user);
+static void chaos_hook_acquire(void *item, const void *arg, void *user);
+static void chaos_hook_release(void *item, void *user);
+static void chaos_hook_dispose(void *item, void *user);
+
+static sp_desc chaos_desc(void) {
+    sp_desc d = {.item_size = 24, .chunk_items = 4, .max = 64, .create = chaos_hook_create,
+                 .on_acquire = chaos_hook_acquire, .on_release = chaos_hook_release,
+                 .dispose = chaos_hook_dispose};
+    uint32_t r = test_rand(&ch.rng);
+    d.order = r & 1u ? SP_ORDER_ACQUISITION : SP_ORDER_MEMORY;
+    d.overflow = r & 2u ? SP_OVERFLOW_RECLAIM : SP_OVERFLOW_DROP;
+    d.initial = (r >> 2) % 3u;
+    return d;
+}
+
+/* One random registry call; `item` is the member whose hook is running (NULL outside hooks). */
+static void chaos_step(void *item) {
+    ch.calls++;
+    char name[8];
+    chaos_name(name, sizeof name);
+    uint32_t pick = test_rand(&ch.rng) % 11u;
+    switch (pick) {
+    case 0:
+    case 1: {
+        sp_pool *p = sp_registry_get(ch.reg, name);
+        sp_handle h = {0};
+        void *m = p ? sp_acquire_handle(p, NULL, &h) : NULL;
+        if (m) ch.held[test_rand(&ch.rng) % CHAOS_HELD] = h;
+        break;
+    }
+    case 2:
+    case 3: {
+        sp_handle h = ch.held[test_rand(&ch.rng) % CHAOS_HELD];
+        void *m = sp_registry_resolve(ch.reg, h);
+        if (m) {
+            sp_pool *owner = sp_registry_owner(ch.reg, m);
+            if (!ch.reg || !owner) break;
+            assert_true(sp_is_leased(owner, m));
+            sp_registry_release(ch.reg, m); /* may be refused: its own hook may be running */
+        }
+        break;
+    }
+    case 4:
+        if (item) (void)sp_registry_owner(ch.reg, item);
+        (void)sp_spawn(ch.reg, name, NULL);
+        break;
+    case 5: {
+        sp_desc d = chaos_desc();
+        (void)sp_registry_add(ch.reg, name, &d);
+        break;
+    }
+    case 6:
+        (void)sp_registry_remove(ch.reg, name);
+        break;
+    case 7:
+        if (ch.depth > 0) { /* from a hook: always refused */
+            sp_registry *before = ch.reg;
+            sp_registry_destroy(ch.reg);
+            ch.refused_destroys++;
+            assert_ptr_equal(ch.reg, before);
+        }
+        break;
+    case 8:
+        if (ch.depth < 2) (void)sp_registry_release_all(ch.reg);
+        break;
+    case 9: {
+        /* another pool destroyed directly (its own is refused) */
+        size_t n = sp_registry_count(ch.reg);
+        if (n && test_rand(&ch.rng) % 4u == 0) sp_pool_destroy(sp_registry_pool_at(ch.reg, test_rand(&ch.rng) % n));
+        break;
+    }
+    default: {
+        sp_pool *p = sp_registry_get(ch.reg, name);
+        if (p) sp_trim(p, 1);
+        break;
+    }
+    }
+}
+
+static void chaos_hook(void *item) {
+    if (ch.depth >= 3 || test_rand(&ch.rng) % 3u == 0) return;
+    ch.depth++;
+    chaos_step(item);
+    ch.depth--;
+}
+static void chaos_hook_create(void *item, void *user) { (void)user; chaos_hook(item); }
+static void chaos_hook_acquire(void *item, const void *arg, void *user) { (void)arg; (void)user; chaos_hook(item); }
+static void chaos_hook_release(void *item, void *user) { (void)user; chaos_hook(item); }
+static void chaos_hook_dispose(void *item, void *user) { (void)user; chaos_hook(item); }
+
+/* Everything the registry says about itself agrees. */
+static void chaos_check(void) {
+    size_t n = sp_registry_count(ch.reg), found = 0;
+    for (int i = 0; i < CHAOS_NAMES; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "r%d", i);
+        sp_pool *p = sp_registry_get(ch.reg, name);
+        if (!p) continue;
+        found++;
+        size_t k = 0;
+        while (k < n && sp_registry_pool_at(ch.reg, k) != p) k++;
+        assert_true(k < n);
+        void *first = sp_first(p);
+        if (first) assert_ptr_equal(sp_registry_owner(ch.reg, first), p);
+    }
+    assert_int_equal(found, n);
+    for (int i = 0; i < CHAOS_HELD; i++) {
+        void *m = sp_registry_resolve(ch.reg, ch.held[i]);
+        if (m) assert_non_null(sp_registry_owner(ch.reg, m));
+    }
+}
+
+static void chaos_open(void) {
+    sp_registry_desc rd = {.allocator = test_alloc_make(&ch.alloc), .logger = test_log_make(&ch.log)};
+    ch.reg = sp_registry_create_with(&rd);
+    assert_non_null(ch.reg);
+}
+
+static void hooks_calling_random_registry_functions_never_break_it(void **state) {
+    (void)state;
+    for (uint32_t seed = 1; seed <= 3; seed++) {
+        memset(&ch, 0, sizeof ch);
+        ch.rng = 0x9E3779B9u * seed;
+        chaos_open();
+        for (int step = 0; step < 20000; step++) {
+            if (step % 2500 == 2499) { /* scene change */
+                sp_registry_release_all(ch.reg);
+                sp_registry_destroy(ch.reg);
+                assert_int_equal(ch.alloc.live_bytes, 0);
+                chaos_open();
+                continue;
+            }
+            chaos_step(NULL);
+            chaos_check();
+        }
+        sp_registry_destroy(ch.reg);
+        EXPECT_NO_LEAK(&ch.alloc);
+        assert_true(ch.refused_destroys > 0);
+    }
+}
+
+/* The add that loses its name to a create hook destroys its pool, whose dispose hooks may try to
+   destroy the registry: still refused, the pool being added is still on the stack. */
+static void add_that_lost_its_name_refuses_destroy_from_its_dispose_hooks(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    ctx_reset(&s, DO_ADD_SAME_NAME);
+    ctx.then = DO_DESTROY_REGISTRY;
+    sp_desc d = {.item_size = 16, .initial = 1, .create = on_create, .dispose = on_dispose};
+    static sp_pool *unknown;
+    d.user = &unknown;
+    int before = scene_lines(&s);
+    assert_null(sp_registry_add(s.reg, "self", &d));
+    assert_int_equal(ctx.calls, 2); /* the create hook, then the dispose hook */
+    assert_int_equal(scene_lines(&s) - before, 2);
+    assert_true(test_log_last_has(&s.log, "sp_registry_destroy while a hook of its pool 'self' runs"));
+    ctx.act = DO_NOTHING;
+    assert_int_equal(sp_registry_count(s.reg), 8);
+    assert_non_null(sp_spawn(s.reg, "self", NULL));
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
 /* ---- issue 9 item 13: one clear line per misuse ---------------------------------------------- */
 
 static void each_registry_misuse_logs_one_line_that_names_it(void **state) {
@@ -472,8 +661,10 @@ int main(int argc, char **argv) {
         cmocka_unit_test(remove_from_a_dispose_hook_of_another_pool_removes_it),
         cmocka_unit_test(registry_remove_from_the_pools_own_hook_fails_and_keeps_it),
         cmocka_unit_test(add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds),
+        cmocka_unit_test(add_that_lost_its_name_refuses_destroy_from_its_dispose_hooks),
         cmocka_unit_test(create_hook_of_initial_members_finds_their_owner),
         cmocka_unit_test(each_registry_misuse_logs_one_line_that_names_it),
+        cmocka_unit_test(hooks_calling_random_registry_functions_never_break_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
