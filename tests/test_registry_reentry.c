@@ -437,7 +437,7 @@ static void chaos_step(void *item) {
     ch.calls++;
     char name[8];
     chaos_name(name, sizeof name);
-    uint32_t pick = test_rand(&ch.rng) % 11u;
+    uint32_t pick = test_rand(&ch.rng) % 12u;
     switch (pick) {
     case 0:
     case 1: {
@@ -489,8 +489,14 @@ static void chaos_step(void *item) {
         break;
     }
     default: {
+        /* pool calls on a registry pool: refused on the pool whose hook runs */
         sp_pool *p = sp_registry_get(ch.reg, name);
-        if (p) sp_trim(p, 1);
+        uint32_t which = test_rand(&ch.rng) % 4u;
+        if (!p) break;
+        if (which == 0) sp_trim(p, 1);
+        if (which == 1) sp_prewarm(p, 2);
+        if (which == 2 && test_rand(&ch.rng) % 4u == 0) sp_clear(p);
+        if (which == 3 && ch.depth < 2) sp_release_all(p);
         break;
     }
     }
