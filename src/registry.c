@@ -206,6 +206,13 @@ static bool entries_reserve(sp_registry *reg) {
     return true;
 }
 
+/* The index of pool's entry, or SIZE_MAX. O(pools). */
+static size_t entry_index(const sp_registry *reg, const sp_pool *pool) {
+    for (size_t i = 0; i < reg->count; i++)
+        if (reg->entries[i].pool == pool) return i;
+    return SIZE_MAX;
+}
+
 /* Takes entry i out of the registry (both tables, the list) and frees its name. O(pools). */
 static void entry_remove(sp_registry *reg, size_t i) {
     sp__entry *e = &reg->entries[i];
@@ -262,9 +269,9 @@ void sp_registry_destroy(sp_registry *reg) {
        (sp__registry_forget) once it is gone, so count and pool_at never show a destroyed pool;
        a dispose hook that destroys a later pool directly only shortens the list. */
     while (reg->count) {
-        sp_pool *first = reg->entries[0].pool;
-        sp_pool_destroy(first);
-        if (reg->count && reg->entries[0].pool == first) {
+        size_t before = reg->count;
+        sp_pool_destroy(reg->entries[0].pool); /* refused: before any hook runs, nothing changes */
+        if (reg->count == before) {
             /* The pool refused (it cannot after the checks above): the registry must outlive it. */
             reg->destroying = false;
             return;
@@ -451,12 +458,8 @@ void sp__registry_forget(sp_registry *reg, const sp_pool *pool) {
     for (size_t i = 0; i < reg->range_count; i++)
         if (reg->ranges[i].pool != pool) reg->ranges[keep++] = reg->ranges[i];
     reg->range_count = keep;
-    for (size_t i = 0; i < reg->count; i++) {
-        if (reg->entries[i].pool == pool) {
-            entry_remove(reg, i);
-            break;
-        }
-    }
+    size_t i = entry_index(reg, pool);
+    if (i != SIZE_MAX) entry_remove(reg, i);
 }
 
 /* The pool whose chunk contains item's address, whatever the slot state. */
