@@ -3,6 +3,7 @@
    its pools, while a pool is being added or removed, and from the hooks of its own pools. The
    registry must never be freed under a pool, never show a destroyed pool, never destroy one
    twice, and must report every refusal with exactly one line. Also: one clear line per misuse. */
+#define _POSIX_C_SOURCE 200809L /* dup, dup2, fileno: capturing the default logger's stderr */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- a scene: a registry whose lines and pools' lines all go to one capturing logger -------- */
 
@@ -655,6 +657,48 @@ static void each_registry_misuse_logs_one_line_that_names_it(void **state) {
 }
 
 /* An argument runs only the tests whose names match it (a crash in one then hides no other). */
+/* A NULL registry has no logger of its own: the line goes to the default logger, on stderr. */
+static void null_registry_calls_each_log_one_line_on_stderr(void **state) {
+    (void)state;
+    FILE *capture = tmpfile();
+    assert_non_null(capture);
+    fflush(stderr);
+    int saved = dup(2);
+    assert_true(saved >= 0);
+    assert_true(dup2(fileno(capture), 2) >= 0);
+    int x = 0;
+    sp_desc d = {.item_size = 8};
+    (void)sp_registry_add(NULL, "a", &d);
+    (void)sp_registry_remove(NULL, "a");
+    (void)sp_registry_get(NULL, "a");
+    (void)sp_spawn(NULL, "a", NULL);
+    (void)sp_registry_owner(NULL, &x);
+    (void)sp_registry_release(NULL, &x);
+    (void)sp_registry_resolve(NULL, sp_handle_null());
+    (void)sp_registry_release_all(NULL);
+    (void)sp_registry_count(NULL);
+    (void)sp_registry_pool_at(NULL, 0);
+    sp_registry_destroy(NULL); /* like free(NULL): silent */
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(capture);
+    static const char *calls[] = {"sp_registry_add", "sp_registry_remove", "sp_registry_get",
+                                  "sp_spawn", "sp_registry_owner", "sp_registry_release",
+                                  "sp_registry_resolve", "sp_registry_release_all",
+                                  "sp_registry_count", "sp_registry_pool_at"};
+    char line[256], want[96];
+    size_t n = 0;
+    while (fgets(line, sizeof line, capture)) {
+        assert_true(n < sizeof calls / sizeof calls[0]);
+        snprintf(want, sizeof want, "%s: registry is NULL\n", calls[n]);
+        if (!strstr(line, want)) fail_msg("line %zu: '%s', expected '%s'", n, line, want);
+        n++;
+    }
+    assert_int_equal(n, sizeof calls / sizeof calls[0]);
+    fclose(capture);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
@@ -670,6 +714,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(add_that_lost_its_name_refuses_destroy_from_its_dispose_hooks),
         cmocka_unit_test(create_hook_of_initial_members_finds_their_owner),
         cmocka_unit_test(each_registry_misuse_logs_one_line_that_names_it),
+        cmocka_unit_test(null_registry_calls_each_log_one_line_on_stderr),
         cmocka_unit_test(hooks_calling_random_registry_functions_never_break_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
