@@ -321,9 +321,10 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     const char *outer = reg->adding;
     if (!outer) reg->adding = copy;
     sp_pool *pool = sp__pool_create_in(&d, reg, name);
-    const char *why = !pool ? NULL : names_find(reg, name) ? "duplicate" : !entries_reserve(reg) ? "nomem" : NULL;
-    if (why) {
-        if (why[0] == 'd')
+    bool taken = pool && names_find(reg, name);
+    bool no_room = pool && !taken && !entries_reserve(reg);
+    if (taken || no_room) {
+        if (taken)
             sp__log_to(&d.logger, name, SP__MSG_REG_DUPLICATE, name);
         else
             sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
