@@ -337,6 +337,28 @@ static void registry_remove_from_the_pools_own_hook_fails_and_keeps_it(void **st
     }
 }
 
+/* The same from a dispose hook while the pool is destroyed directly: refused, not destroyed
+   twice, and the pool leaves the registry when its destroy ends. */
+static void registry_remove_from_a_dispose_hook_of_a_pool_being_destroyed_is_refused(void **state) {
+    (void)state;
+    scene s;
+    scene_open(&s);
+    sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
+    sp_pool *keep = add_hooked(&s, "keep", HOOK_ACQUIRE);
+    assert_int_equal(sp_prewarm(self, 1), 1);
+    ctx_reset(&s, DO_REMOVE_SELF);
+    int before = scene_lines(&s);
+    sp_pool_destroy(self);
+    assert_int_equal(ctx.calls, 1);
+    assert_int_equal(ctx.result, SP_ERR_INVALID);
+    expect_one_line(&s, before, "sp_registry_remove called from one of this pool's hooks", NULL);
+    assert_int_equal(sp_registry_count(s.reg), 1);
+    assert_ptr_equal(sp_registry_pool_at(s.reg, 0), keep);
+    assert_null(sp_registry_get(s.reg, "self"));
+    sp_registry_destroy(s.reg);
+    EXPECT_NO_LEAK(&s.alloc);
+}
+
 /* ---- a create hook of the pool being added adds pools itself -------------------------------- */
 
 static void add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds(void **state) {
@@ -710,6 +732,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(pool_destroyed_directly_by_a_hook_during_registry_destroy_is_destroyed_once),
         cmocka_unit_test(remove_from_a_dispose_hook_of_another_pool_removes_it),
         cmocka_unit_test(registry_remove_from_the_pools_own_hook_fails_and_keeps_it),
+        cmocka_unit_test(registry_remove_from_a_dispose_hook_of_a_pool_being_destroyed_is_refused),
         cmocka_unit_test(add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds),
         cmocka_unit_test(add_that_lost_its_name_refuses_destroy_from_its_dispose_hooks),
         cmocka_unit_test(create_hook_of_initial_members_finds_their_owner),
