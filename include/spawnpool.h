@@ -37,7 +37,8 @@
     on_acquire  on every acquisition, with the caller's `arg`; prewarming is not an acquisition
     on_release  on every release path: sp_release, sp_release_all, and a RECLAIM
     dispose     once per built member when it is destroyed: sp_trim, sp_clear, sp_pool_destroy
-                (clear and destroy run dispose, not on_release, on members still leased)
+                (clear and destroy run dispose, not on_release, on members still leased:
+                release first with sp_release_all, or sp_registry_release_all for a scene)
     A recycled member keeps its contents: only hooks reset it. A hook may acquire and release
     members of any pool, its own included, except the member it is processing.
 
@@ -472,6 +473,32 @@ SP_API int sp_version_number(void);
    Registry: named pools that a scene owns
    ------------------------------------------------------------------------------------------ */
 
+/* A registry holds named pools, finds the pool of any member from its pointer (so that
+   "destroy" of a pooled entity is one call), resolves handles without being told the pool, and
+   tears a scene down. Holding the sp_pool * (from sp_registry_add or sp_registry_get) is the
+   fast way to acquire: sp_spawn hashes the name on every call.
+
+   Misuse (a NULL registry or name, an empty or duplicate name, an unknown name, a pointer no pool
+   owns) returns NULL / an error code, changes nothing and logs one line. sp_registry_destroy(NULL)
+   is a no-op.
+
+   From hooks (see docs/safety.md, "Registry calls from callbacks"): every registry call may be
+   made from any hook or sp_each callback, with two exceptions, each refused with one line and no
+   change:
+   - sp_registry_destroy while a hook of any of its pools runs (or while a pool is being added,
+     or during sp_registry_release_all, or during its own destroy);
+   - while sp_registry_destroy disposes the pools, every registry call from a dispose hook
+     (sp_spawn, _get, _add, _remove, _release, _release_all, _owner, _resolve, _destroy): the
+     registry is half gone. sp_registry_count and sp_registry_pool_at still answer: they list the
+     pools not yet destroyed (and the one being destroyed).
+   sp_registry_remove of a pool whose own hook is running is refused as sp_pool_destroy is
+   (SP_ERR_INVALID, the pool stays registered).
+
+   SCENE TEARDOWN: sp_registry_release_all(reg), then sp_registry_destroy(reg). The first runs
+   every leased member's on_release (a parent returns its children to their pool), the second
+   disposes; only members still leased after the first are reported as leaks. Add parents' pools
+   before their children's. */
+
 /* How a registry gets its memory and reports: zero means default (the C library; warnings and
    errors to stderr). The pools it creates use these too unless their desc names their own. */
 typedef struct sp_registry_desc {
@@ -487,24 +514,32 @@ SP_API sp_registry *sp_registry_create(void);
    the allocator has only one of alloc and free (logged). */
 SP_API sp_registry *sp_registry_create_with(const sp_registry_desc *desc);
 
-/* Destroys every pool in the registry (leaks are logged per pool), then the registry. */
+/* Destroys every pool in the registry, in order of addition (dispose runs on every member; leaks
+   are logged per pool), then the registry. Refused as a whole (one line, nothing changes) when
+   called from a hook of one of its pools or during its own destroy; see above. NULL is a no-op.
+   O(pools^2 + members). */
 SP_API void sp_registry_destroy(sp_registry *reg);
 
-/* Creates a pool from desc and adds it under name; the desc's name defaults to name.
-   @return the pool, or NULL for a duplicate or empty name, an invalid desc or no memory. */
+/* Creates a pool from desc and adds it under name (copied); the desc's name defaults to name.
+   @return the pool, or NULL (one line, nothing kept) for a NULL or empty name, a name already
+           registered, a NULL or invalid desc, or no memory. O(1) expected, plus the pool's
+           creation. */
 SP_API sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc);
 
-/* Destroys the pool registered under name. @return SP_ERR_INVALID for an unknown name. */
+/* Destroys the pool registered under name, which leaves the registry.
+   @return SP_ERR_INVALID for an unknown name, or when the pool refused to be destroyed (called
+           from one of its own hooks: it stays registered). O(pools + the pool's members). */
 SP_API sp_result sp_registry_remove(sp_registry *reg, const char *name);
 
-/* The pool registered under name, or NULL. O(pools). */
+/* The pool registered under name, or NULL (silently for an unknown name). O(1) expected. */
 SP_API sp_pool *sp_registry_get(const sp_registry *reg, const char *name);
 
 /* Number of pools, and the i-th (in order of addition; NULL past the end), for overlays. */
 SP_API size_t sp_registry_count(const sp_registry *reg);
 SP_API sp_pool *sp_registry_pool_at(const sp_registry *reg, size_t index);
 
-/* sp_acquire_with on the pool registered under name; NULL for an unknown name. */
+/* sp_acquire_with on the pool registered under name; NULL for an unknown name (logged). O(1)
+   expected, plus the acquisition; keep the sp_pool * where it matters. */
 SP_API void *sp_spawn(sp_registry *reg, const char *name, const void *arg);
 
 SP_API void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, const char *file,
@@ -515,8 +550,27 @@ SP_API sp_result sp_registry_release_at(sp_registry *reg, void *item, const char
 SP_API sp_pool *sp_registry_owner(const sp_registry *reg, const void *item);
 
 /* Sends item back to its own pool, whichever it is (what destroy() on a pooled entity does).
-   @return sp_release's result, or SP_ERR_FOREIGN for a pointer no pool owns. */
+   NULL is a no-op returning SP_OK.
+   @return sp_release's result, or SP_ERR_FOREIGN (logged) for a pointer no pool of the registry
+           owns. O(log chunks). */
 SP_API sp_result sp_registry_release(sp_registry *reg, void *item);
+
+/* The member a handle names, in whichever pool of the registry issued it, as sp_resolve on that
+   pool (found through the handle's pool tag): NULL for the null handle, a stale handle, and,
+   silently, a handle of a pool that is not (or no longer) in this registry. O(1) expected. */
+SP_API void *sp_registry_resolve(const sp_registry *reg, sp_handle handle);
+
+/* Scene teardown, before sp_registry_destroy: releases every leased member of every pool
+   through on_release (as sp_release_all does, pool by pool in order of addition), in passes
+   until nothing is leased or a pass releases nothing. A parent's on_release may return its
+   children to a later pool, which the same pass then finds empty of them; children's pools
+   added first take one more pass per level. Hooks may acquire meanwhile: the passes are
+   bounded (one per pool, plus one), so it always ends, and what hooks left leased stays leased
+   (and is reported as leaked by sp_registry_destroy). Refused (one line, returns 0) when
+   called from a hook during another sp_registry_release_all of the same registry.
+   @return members released by the passes (not those hooks released themselves).
+   O(passes * leased) (SP_ORDER_MEMORY pools: slots). */
+SP_API size_t sp_registry_release_all(sp_registry *reg);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -712,8 +712,26 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     if (full > len) sp__log(p, SP__MSG_NAME_CUT, len, full);
 }
 
-/* Builds the pool on its own; the registry, if any, is attached by the caller afterwards. */
-static sp_pool *pool_create(const sp_desc *desc, const char *name) {
+/* Registers the chunks the pool has so far with reg (later ones it registers as they come). */
+static bool chunks_register(sp_pool *p, sp_registry *reg) {
+    for (uint32_t c = 0; c < p->chunk_count; c++) {
+        const sp__chunk *ch = &p->chunks[c];
+        if (!ch->count) continue;
+        uintptr_t lo = (uintptr_t)ch->items;
+        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
+            while (c-- > 0)
+                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
+            sp__log(p, SP__MSG_NOMEM, "registry index");
+            return false;
+        }
+    }
+    p->registry = reg;
+    return true;
+}
+
+/* Builds the pool, in reg (NULL: none) from before its first member is built, so that create
+   hooks find their members' owner through the registry. */
+static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *reg) {
     sp__layout l = layout_of(desc);
     if (!l.why && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
         l.why = "GROW cannot grow a fixed buffer";
@@ -814,7 +832,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
             return NULL;
         }
     }
-    if (sp_prewarm(p, desc->initial) < desc->initial) {
+    if ((reg && !chunks_register(p, reg)) || sp_prewarm(p, desc->initial) < desc->initial) {
         sp_pool_destroy(p);
         return NULL;
     }
@@ -826,23 +844,7 @@ sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *d
         sp__log(NULL, SP__MSG_NULL_DESC);
         return NULL;
     }
-    sp_pool *p = pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""));
-    if (!p || !reg) return p;
-    /* Tell the registry about the chunks built so far; later ones it hears of as they come. */
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        const sp__chunk *ch = &p->chunks[c];
-        if (!ch->count) continue;
-        uintptr_t lo = (uintptr_t)ch->items;
-        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
-            while (c-- > 0)
-                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
-            sp__log(p, SP__MSG_NOMEM, "registry index");
-            sp_pool_destroy(p);
-            return NULL;
-        }
-    }
-    p->registry = reg;
-    return p;
+    return pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""), reg);
 }
 
 sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL); }

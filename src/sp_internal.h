@@ -185,7 +185,15 @@ struct sp_pool {
     X(MSG_LEAK_NO_SITE, SP_LOG_WARN, "%zu %s, acquired without a site (a call that bypassed the site macros)") \
     X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
       "member %p (slot %u) was written after its release (released without a site: sp_release_all, " \
-      "a reclaim, or a call without the site macros)")
+      "a reclaim, or a call without the site macros)") \
+    X(MSG_REG_NULL_ARG, SP_LOG_ERROR, "%s: %s is NULL")                                            \
+    X(MSG_REG_EMPTY_NAME, SP_LOG_ERROR, "%s: name is empty")                                       \
+    X(MSG_REG_DUPLICATE, SP_LOG_ERROR, "sp_registry_add: a pool named '%s' already exists")        \
+    X(MSG_REG_UNKNOWN, SP_LOG_WARN, "%s: no pool named '%s'")                                      \
+    X(MSG_REG_NOT_OWNED, SP_LOG_WARN, "sp_registry_release of %p: no pool of this registry owns it") \
+    X(MSG_REG_DESTROYING, SP_LOG_WARN, "%s: the registry is being destroyed: refused")             \
+    X(MSG_REG_HOOK_RUNNING, SP_LOG_WARN, "%s while a hook of its pool '%s' runs: refused")         \
+    X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
