@@ -399,6 +399,32 @@ SP_API void *sp_next(const sp_pool *pool, const void *item);
 typedef bool (*sp_each_fn)(void *item, void *user);
 SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
 
+/* A cursor over the leased members, in the pool's order, with sp_each's rules for a pool that
+   changes under it (see above), for loop bodies that would rather not be callbacks:
+       for (sp_iter it = sp_iter_first(pool); it.item; sp_iter_next(pool, &it)) {
+           bullet *b = (bullet *)it.item;
+           ...                                  // may release b, or others; may acquire
+       }
+   `item` is the current member, NULL at the end; the other fields are the cursor's own. No
+   lookups: each step reads the bookkeeping of the member and its two neighbours. A cursor needs
+   no cleanup (leave the loop at any time) and belongs to one pool. Unlike an sp_each callback,
+   the loop body is not a hook: the pool's hooks' refusals do not apply to it. */
+typedef struct sp_iter {
+    void *item;
+    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp;
+    uint64_t _origin;
+} sp_iter;
+
+/* A cursor at the first leased member (item NULL when none, or for a NULL pool). O(1)
+   (SP_ORDER_MEMORY: O(slots before it)); once per 2^31 acquisitions O(leased) (see sp_each). */
+SP_API sp_iter sp_iter_first(sp_pool *pool);
+
+/* Moves it to the next leased member (item NULL at the end; a cursor at the end stays there).
+   O(1) (SP_ORDER_MEMORY: O(slots up to the next); SP_ORDER_ACQUISITION, when the member, its
+   next and its previous one were all released since the last step: O(members acquired after
+   it)). */
+SP_API void sp_iter_next(sp_pool *pool, sp_iter *it);
+
 /* ---------------------------------------------------------------------------------------------
    Stats
    ------------------------------------------------------------------------------------------ */
