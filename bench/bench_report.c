@@ -27,7 +27,8 @@ static row *rows;
 static size_t row_count;
 
 static const char *const impl_order[] = {
-    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "freelist",
+    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "spawnpool_iter",
+    "freelist",
     "checked_header", "checked_side", "array_order",
     "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc", "sp_dense",
 };
@@ -374,6 +375,7 @@ static void plot_clause(FILE *gp, bool first, const char *file, size_t column, c
     } colors[] = {
         {"spawnpool", "#d62728"}, {"spawnpool_reclaim", "#ff7f0e"},
         {"spawnpool_handles", "#e377c2"}, {"spawnpool_next", "#f7b6d2"},
+        {"spawnpool_iter", "#ff9896"},
         {"freelist", "#000000"}, {"checked_header", "#555555"}, {"checked_side", "#999999"},
         {"array_order", "#7f7f7f"},
         {"boost_pool", "#1f77b4"}, {"gslice", "#17becf"}, {"glibc", "#2ca02c"},
@@ -499,8 +501,9 @@ int main(int argc, char **argv) {
     timing_table(md, "resolve", 64, "Random handles over N live members, 1 in 9 stale; op = one "
                                      "resolve. freelist: a bare generation-checked slot table.");
     timing_table(md, "iterate", 64, "Visit and update every live particle; spawnpool walks "
-                                     "with sp_each, spawnpool_next with sp_first/sp_next, the "
-                                     "others an array of pointers.");
+                                     "with sp_each, spawnpool_next with sp_first/sp_next, "
+                                     "spawnpool_iter with the sp_iter cursor, the others an "
+                                     "array of pointers.");
     timing_table(md, "dense_iterate", 64, "A particle system's update: sp_dense loops over its packed "
                                            "array, spawnpool walks its members with sp_each (after "
                                            "random churn, so neither is in address order); op = one "

@@ -1729,6 +1729,23 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
         return;
     }
     if (!it || !it->item) return;
+    if (!pool->ordered) { /* the rest of this chunk inline: the common step of a walk */
+        uint32_t idx = it->_slot + 1u, c = idx >> pool->chunk_shift;
+        if (c < pool->chunk_count) {
+            const sp__chunk *ch = &pool->chunks[c];
+            uint32_t base = c << pool->chunk_shift;
+            for (uint32_t i = idx & pool->chunk_mask; i < ch->count; i++) {
+                if (visible_leased(plain_slot_at(pool, base | i)->word)) {
+                    it->_slot = base | i;
+                    it->item = ch->items + (size_t)i * pool->stride;
+                    return;
+                }
+            }
+            idx = (c + 1u) << pool->chunk_shift;
+        }
+        cursor_at(pool, it, leased_from(pool, idx));
+        return;
+    }
     bool lost;
     uint32_t next = cursor_successor(pool, it, &lost);
     if (lost) sp__log(pool, SP__MSG_WALK_LOST);
