@@ -1487,7 +1487,7 @@ static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
     return release_found(pool, idx, item);
 }
 
-static SP__NOINLINE sp_result release_null(void *item) {
+static SP__NOINLINE sp_result release_null(const void *item) {
     if (!item) return SP_OK;
     null_pool("sp_release");
     return SP_ERR_INVALID;

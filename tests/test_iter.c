@@ -313,6 +313,32 @@ static void release_all_after_the_stamps_wrap_releases_exactly_the_old_members(v
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+/* The one case a walk cannot go on: its member and both neighbours released after the walk's
+   own callbacks made 2^31 acquisitions (faked here). It ends, with an info line. */
+static void a_walk_that_loses_its_place_ends_with_a_line(void **state) {
+    (void)state;
+    test_env env;
+    sp_pool *p = make_pool(&env, SP_ORDER_ACQUISITION, 0);
+    void *m[4];
+    for (int i = 0; i < 4; i++) m[i] = sp_acquire(p);
+    size_t visits = 0;
+    for (sp_iter it = sp_iter_first(p); it.item; sp_iter_next(p, &it)) {
+        visits++;
+        if (it.item == m[1]) {
+            sp__debug_set_acquired(p, UINT64_C(1) << 32);
+            sp_release(p, m[0]);
+            sp_release(p, m[1]);
+            sp_release(p, m[2]);
+        }
+    }
+    assert_int_equal(visits, 2);
+    assert_int_equal(env.log.infos, 1);
+    assert_true(test_log_last_has(&env.log, "iteration stopped"));
+    sp_release_all(p);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 /* ---- sp_leased_each: fn may release members -------------------------------------------------- */
 
 typedef struct leased_walk {
@@ -400,6 +426,7 @@ int main(void) {
         cmocka_unit_test(walks_match_a_model_whatever_the_body_releases_and_acquires),
         cmocka_unit_test(each_visits_a_long_leased_member_once_after_the_stamps_wrap),
         cmocka_unit_test(release_all_after_the_stamps_wrap_releases_exactly_the_old_members),
+        cmocka_unit_test(a_walk_that_loses_its_place_ends_with_a_line),
         cmocka_unit_test(leased_each_goes_on_when_fn_releases_members),
         cmocka_unit_test(clear_does_not_count_toward_released),
         cmocka_unit_test(reclaim_takes_the_first_in_the_pools_order_on_priority_ties),
