@@ -459,6 +459,157 @@ static void no_hook_can_destroy_clear_or_trim_its_pool(void **state) {
     }
 }
 
+/* ---- a deterministic stress: every callback does random things to its own pool -------------
+   Hooks, priority, sp_each callbacks and sp_iter loop bodies acquire, release (their own member,
+   others), release_all, clear, trim, destroy, prewarm, walk, and change max and overflow, up to
+   a nesting depth. The hooks keep the set of owners (on_acquire adds, on_release and dispose
+   of a leased member remove): a member handed to a second owner, a release of a member nobody
+   owns, a broken invariant, a leak or a hang fails the test; ASan catches freed memory. */
+
+typedef struct hostile {
+    sp_pool *pool;
+    uint32_t rng;
+    int depth;
+    void *owned[512];
+    size_t owned_n;
+    bool in_priority;
+    int callbacks; /* callbacks of the pool running: destroy is tried only there (refused) */
+} hostile;
+
+static hostile hx;
+
+static size_t owned_find(const void *item) {
+    for (size_t i = 0; i < hx.owned_n; i++)
+        if (hx.owned[i] == item) return i;
+    return SIZE_MAX;
+}
+
+static void owned_drop(const void *item) {
+    size_t i = owned_find(item);
+    assert_true(i != SIZE_MAX); /* released by no owner */
+    hx.owned[i] = hx.owned[--hx.owned_n];
+}
+
+static void hostile_actions(void *self, int budget);
+
+static bool hostile_each(void *item, void *user) {
+    (void)user;
+    hx.callbacks++;
+    hostile_actions(item, 1);
+    hx.callbacks--;
+    return (test_rand(&hx.rng) & 7u) != 0;
+}
+
+static void hostile_leased(void *item, const char *file, int line, void *user) {
+    (void)file, (void)line;
+    hostile_each(item, user);
+}
+
+static void hostile_actions(void *self, int budget) {
+    if (hx.depth >= 3 || !hx.pool) return; /* (no pool yet while `initial` is built) */
+    hx.depth++;
+    sp_pool *p = hx.pool;
+    for (int k = 0; k < budget; k++) {
+        uint32_t r = test_rand(&hx.rng);
+        switch (r % 16u) {
+        case 0: (void)sp_acquire(p); break;
+        case 1: (void)sp_acquire_force(p, NULL); break;
+        case 2: { sp_handle h; (void)sp_acquire_handle(p, NULL, &h); break; }
+        case 3: if (self) (void)sp_release(p, self); break;
+        case 4: if (hx.owned_n) (void)sp_release(p, hx.owned[(r >> 8) % hx.owned_n]); break;
+        case 5: (void)sp_release_all(p); break;
+        case 6: (void)sp_clear(p); break;
+        case 7: (void)sp_trim(p, (r >> 8) & 3u); break;
+        case 8: if (hx.callbacks > 0) sp_pool_destroy(p); break; /* refused in callbacks */
+        case 9: (void)sp_prewarm(p, (r >> 8) & 3u); break;
+        case 10: (void)sp_each(p, hostile_each, NULL); break;
+        case 11:
+            for (sp_iter it = sp_iter_first(p); it.item; sp_iter_next(p, &it))
+                if ((test_rand(&hx.rng) & 3u) == 0) hostile_actions(it.item, 1);
+            break;
+        case 12: (void)sp_set_max(p, (r >> 8) % 12u); break;
+        case 13: (void)sp_set_overflow(p, (sp_overflow)((r >> 8) % 3u)); break;
+        case 14: (void)sp_leased_each(p, hostile_leased, NULL); break;
+        default: if (hx.owned_n) { /* release the member and the one after it */
+                void *m = hx.owned[(r >> 8) % hx.owned_n], *next = sp_next(p, m);
+                (void)sp_release(p, m);
+                if (next) (void)sp_release(p, next);
+            }
+            break;
+        }
+    }
+    hx.depth--;
+}
+
+static void hx_hook_actions(void *item, int budget) {
+    hx.callbacks++;
+    hostile_actions(item, budget);
+    hx.callbacks--;
+}
+
+static void hx_create(void *item, void *user) { (void)user, hx_hook_actions(item, 1); }
+
+static void hx_acquire(void *item, const void *arg, void *user) {
+    (void)arg, (void)user;
+    assert_false(hx.in_priority);
+    assert_true(owned_find(item) == SIZE_MAX); /* a second owner */
+    assert_true(hx.owned_n < 512);
+    hx.owned[hx.owned_n++] = item;
+    hx_hook_actions(item, 1);
+}
+
+static void hx_release(void *item, void *user) {
+    (void)user;
+    assert_false(hx.in_priority);
+    owned_drop(item);
+    hx_hook_actions(item, 1);
+}
+
+static void hx_dispose(void *item, void *user) {
+    (void)user;
+    if (owned_find(item) != SIZE_MAX) owned_drop(item); /* a leased member torn down */
+    hx_hook_actions(item, 1);
+}
+
+static double hx_priority(const void *item, void *user) {
+    (void)user;
+    hx.in_priority = true;
+    hx_hook_actions((void *)(uintptr_t)item, 2);
+    hx.in_priority = false;
+    return (double)(((uintptr_t)item >> 4) % 5u);
+}
+
+static void hostile_callbacks_never_break_the_pool(void **state) {
+    (void)state;
+    for (uint32_t seed = 1; seed <= 400; seed++) {
+        test_env env;
+        memset(&env, 0, sizeof env);
+        memset(&hx, 0, sizeof hx);
+        hx.rng = seed * 2246822519u + 7u;
+        uint32_t r = test_rand(&hx.rng);
+        sp_desc d = {.name = "hostile", .item_size = 24, .chunk_items = 4,
+                     .order = (sp_order)(1u + (r & 1u)), .overflow = (sp_overflow)((r >> 1) % 3u),
+                     .max = (r >> 3) % 10u, .initial = (r >> 7) % 4u,
+                     .create = hx_create, .on_acquire = hx_acquire, .on_release = hx_release,
+                     .dispose = hx_dispose, .priority = (r >> 9) & 1u ? hx_priority : NULL};
+        if (d.max && d.initial > d.max) d.initial = d.max;
+        d.allocator = test_alloc_make(&env.alloc);
+        d.logger = test_log_make(&env.log);
+        hx.pool = sp_pool_create(&d);
+        assert_non_null(hx.pool);
+        for (int op = 0; op < 60; op++) {
+            hostile_actions(NULL, 1);
+            assert_true(sp__pool_check(hx.pool));
+            sp_stats st;
+            sp_stats_get(hx.pool, &st);
+            assert_int_equal(st.leased, hx.owned_n);
+        }
+        sp_pool_destroy(hx.pool); /* leaked members are disposed (and leave the owners) */
+        assert_int_equal(hx.owned_n, 0);
+        EXPECT_NO_LEAK(&env.alloc);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(priority_is_a_hook_and_only_scores),
@@ -471,6 +622,7 @@ int main(void) {
         cmocka_unit_test(create_or_dispose_releasing_its_member_is_told_so),
         cmocka_unit_test(a_null_pool_gets_one_error_line_per_call),
         cmocka_unit_test(no_hook_can_destroy_clear_or_trim_its_pool),
+        cmocka_unit_test(hostile_callbacks_never_break_the_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
