@@ -1411,12 +1411,11 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
         return SP_ERR_FOREIGN;
     }
     const sp__slot *s = slot_at(p, idx);
-    if (sp__state(s) == SP__LEASED && (s->word & SP__BUSY)) {
-        sp__log(p, SP__MSG_REENTER, item);
-        return SP_ERR_NOT_LEASED;
-    }
-    if (sp__state(s) == SP__FREE && (s->word & SP__BUSY)) { /* create, or dispose of a free member */
-        sp__log(p, SP__MSG_REENTER_LIFECYCLE, item);
+    /* Busy: its own hook is running. Free: create, or dispose of a free member; leased: a
+       teardown's dispose, unless on_release (releasing) or on_acquire. */
+    if ((s->word & SP__BUSY) && (sp__state(s) == SP__FREE || sp__state(s) == SP__LEASED)) {
+        bool lifecycle = sp__state(s) == SP__FREE || (p->tearing_down && !(s->word & SP__RELEASING));
+        sp__log(p, lifecycle ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
     if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) {

@@ -334,6 +334,11 @@ static void create_or_dispose_releasing_its_member_is_told_so(void **state) {
     assert_int_equal(c.refused, 2);
     assert_true(test_log_last_has(&env.log, "its create/dispose hook is running (re-entry)"));
     assert_int_equal(env.log.warnings, 2);
+    sp_acquire(p); /* built: create refused again */
+    assert_int_equal(sp_clear(p), 1); /* the dispose of a leased member */
+    assert_int_equal(c.refused, 4);
+    assert_true(test_log_last_has(&env.log, "its create/dispose hook is running (re-entry)"));
+    assert_int_equal(env.log.warnings, 4);
     sp_pool_destroy(p);
     EXPECT_NO_LEAK(&env.alloc);
 }
