@@ -1674,23 +1674,40 @@ static inline bool still_leased(const sp_pool *p, uint32_t idx, uint32_t word) {
     return idx != SP__NIL && cursor_word(slot_at(p, idx)->word) == word;
 }
 
-static void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
+/* An acquisition-order pool's slot, whose size is known: the cursor's reads. */
+static inline const sp__oslot *oslot_at(const sp_pool *p, uint32_t idx) {
+    return (const sp__oslot *)(const void *)p->slots + idx;
+}
+
+/* The cursor at leased member idx of an acquisition-order pool, whose prev in the lease list
+   is `prev` with word `prev_word`. */
+static inline void cursor_fill(const sp_pool *p, sp_iter *it, uint32_t idx, uint32_t prev,
+                               uint32_t prev_word) {
+    const sp__oslot *o = oslot_at(p, idx);
+    uint32_t next = o->s.next;
+    it->item = item_at(p, idx);
+    it->_slot = idx;
+    it->_word = cursor_word(o->s.word);
+    it->_next = next;
+    it->_next_word = next != SP__NIL ? cursor_word(oslot_at(p, next)->s.word) : 0u;
+    it->_prev = prev;
+    it->_prev_word = prev_word;
+    it->_stamp = o->stamp;
+    it->_origin = p->stamp_origin;
+}
+
+static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
     if (idx == SP__NIL) {
         memset(it, 0, sizeof *it);
         return;
     }
-    it->item = item_at(p, idx);
-    it->_slot = idx;
-    if (!p->ordered) return;
-    const sp__slot *s = slot_at(p, idx);
-    uint32_t prev = *prev_at(p, idx);
-    it->_word = cursor_word(s->word);
-    it->_next = s->next;
-    it->_next_word = s->next != SP__NIL ? cursor_word(slot_at(p, s->next)->word) : 0u;
-    it->_prev = prev;
-    it->_prev_word = prev != SP__NIL ? cursor_word(slot_at(p, prev)->word) : 0u; /* just visited */
-    it->_stamp = *stamp_at(p, idx);
-    it->_origin = p->stamp_origin;
+    if (!p->ordered) {
+        it->item = item_at(p, idx);
+        it->_slot = idx;
+        return;
+    }
+    uint32_t prev = oslot_at(p, idx)->prev;
+    cursor_fill(p, it, idx, prev, prev != SP__NIL ? cursor_word(oslot_at(p, prev)->s.word) : 0u);
 }
 
 /* The member after the cursor's place, SP__NIL at the end; *lost when the place cannot be found
@@ -1723,16 +1740,45 @@ sp_iter sp_iter_first(sp_pool *pool) {
     return it;
 }
 
-void sp_iter_next(sp_pool *pool, sp_iter *it) {
+/* cursor_successor out of line, with its line when the walk lost its place: the loops that
+   call it keep their registers for the common step. */
+static SP__NOINLINE uint32_t walk_successor(const sp_pool *pool, const sp_iter *it) {
+    bool lost;
+    uint32_t next = cursor_successor(pool, it, &lost);
+    if (lost) sp__log(pool, SP__MSG_WALK_LOST);
+    return next;
+}
+
+/* The steps sp_iter_next leaves out of line: a NULL pool, a cursor at the end, the end of a
+   chunk in memory order, and a member that left its life in acquisition order. */
+static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
     if (!pool) {
         null_pool("sp_iter_next");
         if (it) memset(it, 0, sizeof *it);
         return;
     }
     if (!it || !it->item) return;
-    if (!pool->ordered) { /* the rest of this chunk inline: the common step of a walk */
+    cursor_at(pool, it, walk_successor(pool, it));
+}
+
+void sp_iter_next(sp_pool *pool, sp_iter *it) {
+    if (SP__UNLIKELY(!pool || !it || !it->item)) {
+        iter_next_slow(pool, it);
+        return;
+    }
+    if (pool->ordered) { /* still the same life: its link is current */
+        const sp__oslot *o = oslot_at(pool, it->_slot);
+        if (SP__LIKELY(cursor_word(o->s.word) == it->_word)) {
+            uint32_t next = o->s.next;
+            if (next == SP__NIL)
+                memset(it, 0, sizeof *it);
+            else /* its prev is the member the cursor leaves */
+                cursor_fill(pool, it, next, it->_slot, it->_word);
+            return;
+        }
+    } else { /* the rest of this chunk */
         uint32_t idx = it->_slot + 1u, c = idx >> pool->chunk_shift;
-        if (c < pool->chunk_count) {
+        if (SP__LIKELY(c < pool->chunk_count)) {
             const sp__chunk *ch = &pool->chunks[c];
             uint32_t base = c << pool->chunk_shift;
             for (uint32_t i = idx & pool->chunk_mask; i < ch->count; i++) {
@@ -1742,15 +1788,9 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
                     return;
                 }
             }
-            idx = (c + 1u) << pool->chunk_shift;
         }
-        cursor_at(pool, it, leased_from(pool, idx));
-        return;
     }
-    bool lost;
-    uint32_t next = cursor_successor(pool, it, &lost);
-    if (lost) sp__log(pool, SP__MSG_WALK_LOST);
-    cursor_at(pool, it, next);
+    iter_next_slow(pool, it);
 }
 
 /* sp_each in memory order: every built slot in turn (the cursor's rule, without its calls). fn
@@ -1778,14 +1818,31 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     }
     if (!fn) return 0;
     if (!pool->ordered) return each_in_memory_order(pool, fn, user);
+    /* The cursor's rules, with its state in locals and its common step spelled out (fn left
+       the member in the same life: follow its link); anything else goes through
+       cursor_successor. fn counts as a hook of the pool (hook_depth): destroy, clear and trim
+       are refused in it. */
     size_t n = 0;
-    /* fn counts as a hook of the pool (hook_depth): destroy, clear and trim are refused in it. */
-    for (sp_iter it = sp_iter_first(pool); it.item; sp_iter_next(pool, &it)) {
+    stamps_fresh(pool);
+    const uint64_t origin = pool->stamp_origin; /* moves only after 2^31 acquisitions in fn */
+    for (uint32_t idx = pool->lease_head; idx != SP__NIL;) {
+        const sp__oslot *o = oslot_at(pool, idx);
+        uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = o->prev, stamp = o->stamp;
+        uint32_t next_word = next != SP__NIL ? cursor_word(oslot_at(pool, next)->s.word) : 0u;
+        uint32_t prev_word = prev != SP__NIL ? cursor_word(oslot_at(pool, prev)->s.word) : 0u;
+        void *item = item_at(pool, idx);
         n++;
         pool->hook_depth++;
-        bool go_on = fn(it.item, user);
+        bool go_on = fn(item, user);
         pool->hook_depth--;
         if (!go_on) break;
+        o = oslot_at(pool, idx); /* fn may have moved the slots (growth) */
+        if (SP__LIKELY(cursor_word(o->s.word) == word)) {
+            idx = o->s.next;
+            continue;
+        }
+        sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, origin};
+        idx = walk_successor(pool, &it);
     }
     return n;
 }
