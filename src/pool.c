@@ -1073,8 +1073,11 @@ sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
         null_pool("sp_set_overflow");
         return SP_ERR_INVALID;
     }
-    if ((uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW))
+    if ((uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW)) {
+        sp__log(pool, SP__MSG_BAD_OVERFLOW,
+                overflow == SP_OVERFLOW_GROW ? "GROW cannot grow a fixed buffer" : "unknown overflow policy");
         return SP_ERR_INVALID;
+    }
     pool->overflow = overflow;
     return SP_OK;
 }

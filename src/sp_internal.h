@@ -193,7 +193,8 @@ struct sp_pool {
     X(MSG_REENTER_LIFECYCLE, SP_LOG_WARN,                                                          \
       "release of %p: its create/dispose hook is running (re-entry)")                              \
     X(MSG_WALK_LOST, SP_LOG_INFO,                                                                  \
-      "iteration stopped: its place was released and the pool has since made 2^31 acquisitions")
+      "iteration stopped: its place was released and the pool has since made 2^31 acquisitions") \
+    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;

@@ -410,6 +410,23 @@ static void a_null_pool_gets_one_error_line_per_call(void **state) {
     assert_int_equal(stderr_lines_of(silent_null_calls), 0);
 }
 
+static void set_overflow_refusals_name_the_reason(void **state) {
+    (void)state;
+    test_env env;
+    ctx c;
+    static unsigned char buffer[4096];
+    sp_desc d = desc_for(&env, &c, SP_ORDER_MEMORY, 16);
+    d.buffer = buffer;
+    d.buffer_size = sizeof buffer;
+    sp_pool *p = sp_pool_create(&d);
+    assert_int_equal(sp_set_overflow(p, SP_OVERFLOW_GROW), SP_ERR_INVALID);
+    assert_true(test_log_last_has(&env.log, "sp_set_overflow: GROW cannot grow a fixed buffer: refused"));
+    assert_int_equal(sp_set_overflow(p, (sp_overflow)9), SP_ERR_INVALID);
+    assert_true(test_log_last_has(&env.log, "sp_set_overflow: unknown overflow policy: refused"));
+    assert_int_equal(env.log.warnings, 2);
+    sp_pool_destroy(p);
+}
+
 /* ---- other callbacks: each may touch the pool as the header says, never worse --------------- */
 
 enum { HOOK_CREATE, HOOK_ACQUIRE, HOOK_RELEASE, HOOK_DISPOSE };
@@ -626,6 +643,7 @@ int main(void) {
         cmocka_unit_test(force_counts_no_drop_when_every_leased_member_is_busy),
         cmocka_unit_test(create_or_dispose_releasing_its_member_is_told_so),
         cmocka_unit_test(a_null_pool_gets_one_error_line_per_call),
+        cmocka_unit_test(set_overflow_refusals_name_the_reason),
         cmocka_unit_test(no_hook_can_destroy_clear_or_trim_its_pool),
         cmocka_unit_test(hostile_callbacks_never_break_the_pool),
     };
