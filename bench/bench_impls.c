@@ -362,6 +362,9 @@ static const bench_impl impl_spawnpool_handles = {"spawnpool_handles", sp_open_d
 /* The same pool as spawnpool; only the iterate workload tells them apart (sp_first/sp_next). */
 static const bench_impl impl_spawnpool_next = {"spawnpool_next", sp_open_drop, sp_close,
                                                sp_bench_acquire, sp_bench_release, sp_bench_pool};
+/* The same again, iterated with the sp_iter cursor. */
+static const bench_impl impl_spawnpool_iter = {"spawnpool_iter", sp_open_drop, sp_close,
+                                               sp_bench_acquire, sp_bench_release, sp_bench_pool};
 static const bench_impl impl_freelist = {"freelist", fl_open, fl_close, fl_acquire, fl_release,
                                          NULL};
 static const bench_impl impl_checked_header = {"checked_header", checked_header_open, checked_close,
@@ -383,7 +386,7 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
 
 static const bench_impl *const all_impls[] = {
     &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_boost,
+    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_boost,
     &impl_gslice,    &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
 };
 

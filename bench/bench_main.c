@@ -21,7 +21,8 @@
     - each acquired object is written, as a program would, so untouched memory is not free.
     An "op" is one acquire plus one release (lifo, churn, fifo), one reclaiming acquisition
     (reclaim), one resolve (resolve), one member updated (iterate). spawnpool_next is spawnpool
-    iterated with sp_first/sp_next instead of sp_each; it runs in the iterate workload only.
+    iterated with sp_first/sp_next instead of sp_each, spawnpool_iter with the sp_iter cursor;
+    they run in the iterate workload only.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -261,16 +262,24 @@ static bool particle_update(void *item, void *user) {
 }
 
 /* Iterate and update every live particle. spawnpool walks its own leased list with sp_each
-   (spawnpool_next: with sp_first/sp_next); the others walk the array of pointers a malloc user
-   has to keep. */
+   (spawnpool_next: with sp_first/sp_next; spawnpool_iter: with the sp_iter cursor); the others
+   walk the array of pointers a malloc user has to keep. */
 static size_t iterate_segment(cell *c, size_t ops) {
     size_t n = c->n, rounds = ops / n ? ops / n : 1;
     float dt = 1.0f / 60.0f;
     sp_pool *pool = c->impl->pool ? c->impl->pool(c->state) : NULL;
     bool by_next = strcmp(c->impl->name, "spawnpool_next") == 0;
+    bool by_iter = strcmp(c->impl->name, "spawnpool_iter") == 0;
     size_t visited = 0;
     for (size_t r = 0; r < rounds; r++) {
-        if (pool != NULL && !by_next) {
+        if (pool != NULL && by_iter) {
+            for (sp_iter it = sp_iter_first(pool); it.item != NULL; sp_iter_next(pool, &it)) {
+                particle *p = it.item;
+                p->x += p->vx * dt;
+                p->y += p->vy * dt;
+                visited++;
+            }
+        } else if (pool != NULL && !by_next) {
             visited += sp_each(pool, particle_update, &dt);
         } else if (pool != NULL) {
             for (void *it = sp_first(pool); it != NULL; it = sp_next(pool, it)) {
@@ -301,9 +310,9 @@ typedef struct generic_workload {
 } generic_workload;
 
 static const generic_workload generic_workloads[] = {
-    {"lifo", false, false, lifo_segment, "spawnpool_next"},
-    {"churn", true, false, churn_segment, "spawnpool_next"},
-    {"fifo", true, false, fifo_segment, "spawnpool_next"},
+    {"lifo", false, false, lifo_segment, "spawnpool_next,spawnpool_iter"},
+    {"churn", true, false, churn_segment, "spawnpool_next,spawnpool_iter"},
+    {"fifo", true, false, fifo_segment, "spawnpool_next,spawnpool_iter"},
     {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side"},
 };
 
@@ -643,7 +652,7 @@ static double percentile_sorted(const double *v, size_t count, double q) {
 }
 
 static void run_frame(const bench_impl *const *impls, size_t impl_count) {
-    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next";
+    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
     frame_sim *sims = xcalloc(impl_count, sizeof *sims);
     size_t count = 0, frames = params.frames;
     for (size_t i = 0; i < impl_count; i++) {
@@ -769,7 +778,7 @@ static void memory_child(const bench_impl *impl, size_t n, size_t item_size) {
 
 static void run_memory(const bench_impl *const *impls, size_t impl_count, size_t n,
                        size_t item_size) {
-    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next";
+    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
     for (size_t i = 0; i < impl_count; i++) {
         if (!impl_selected(impls[i]->name) || in_list(skip, impls[i]->name)) continue;
         fflush(stdout);

@@ -28,7 +28,8 @@ static row *rows;
 static size_t row_count;
 
 static const char *const impl_order[] = {
-    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "freelist",
+    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "spawnpool_iter",
+    "freelist",
     "checked_header", "checked_side", "array_order",
     "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc", "sp_dense",
 };
@@ -433,6 +434,7 @@ static void plot_clause(FILE *gp, bool first, const char *file, size_t column, c
         {"boost_pool", "#b5c9dd", 1, 1},     {"gslice", "#b9e2e6", 1, 1},
         {"glibc", "#bfe0bf", 1, 1},          {"mimalloc", "#d5c8e3", 1, 1},
         {"tcmalloc", "#dacbc6", 1, 1},       {"jemalloc", "#e2e2b6", 1, 1},
+        {"spawnpool_iter", "#ff9896", 3, 1},
     };
     const char *color = "#cccccc";
     int width = 1, dash = 1;
@@ -661,8 +663,9 @@ int main(int argc, char **argv) {
     timing_table(md, "resolve", 64, "Random handles over N live members, 1 in 9 stale; op = one "
                                      "resolve. freelist: a bare generation-checked slot table.");
     timing_table(md, "iterate", 64, "Visit and update every live particle; spawnpool walks "
-                                     "with sp_each, spawnpool_next with sp_first/sp_next, the "
-                                     "others an array of pointers.");
+                                     "with sp_each, spawnpool_next with sp_first/sp_next, "
+                                     "spawnpool_iter with the sp_iter cursor, the others an "
+                                     "array of pointers.");
     timing_table(md, "dense_iterate", 64, "A particle system's update: sp_dense loops over its packed "
                                            "array, spawnpool walks its members with sp_each (after "
                                            "random churn, so neither is in address order); op = one "

@@ -40,26 +40,41 @@
                 (clear and destroy run dispose, not on_release, on members still leased:
                 release first with sp_release_all, or sp_registry_release_all for a scene)
     A recycled member keeps its contents: only hooks reset it. A hook may acquire and release
-    members of any pool, its own included, except the member it is processing.
+    members of any pool, its own included, except the member it is processing. Refused inside
+    any hook of a pool (one line each, nothing changes): sp_pool_destroy, sp_clear and sp_trim
+    of that pool. `priority` callbacks and the callbacks of sp_each and sp_leased_each count as
+    hooks of their pool too. While sp_clear or sp_pool_destroy runs, every acquisition from that
+    pool is refused (NULL and a line, not a drop), so dispose cannot be handed a member that the
+    teardown then destroys; releasing other members from dispose is fine (on_release runs, then
+    dispose). docs/safety.md has the whole table of what each callback may do.
 
     OVERFLOW POLICIES
     =================
     A pool grows one member at a time until `max` members are built. When it is saturated (no
     free member, `max` reached):
     SP_OVERFLOW_DROP     sp_acquire returns NULL and counts `dropped` (the default).
-    SP_OVERFLOW_RECLAIM  the lowest-`priority` leased member (when `priority` is NULL, or on
-                         ties, the first in the pool's order: the oldest acquisition by default) is released and handed straight back:
-                         on_release, then on_acquire, same pointer. Counts `reclaimed`.
+    SP_OVERFLOW_RECLAIM  the lowest-`priority` leased member is released and handed straight
+                         back: on_release, then on_acquire, same pointer. Counts `reclaimed`.
+                         Without `priority`: the oldest acquisition (SP_ORDER_ACQUISITION), or
+                         the next in turn (SP_ORDER_MEMORY, see below). On priority ties: the
+                         first in the pool's order, that is the oldest acquisition, or in memory
+                         order the lowest slot (chunk by chunk, by address within a chunk).
+                         `priority` must be a pure scoring function: it runs as a hook, and
+                         inside it acquisitions, releases, sp_release_all and sp_prewarm on its
+                         own pool are refused with one line (sp_release returns
+                         SP_ERR_INVALID, an acquisition NULL without counting a drop), so the
+                         members it scores stay as they are until the reclaim takes one.
     SP_OVERFLOW_GROW     `max` is a soft budget: the pool builds past it, counts
                          `grown_past_max` and logs a warning.
-    sp_acquire_force() reclaims where sp_acquire would drop, so it returns NULL only when the
-    allocator fails.
+    sp_acquire_force() reclaims where sp_acquire would drop, so it returns NULL only on allocator
+    failure or when every leased member is busy in a hook (an acquisition from inside the hooks
+    of the only leased members: logged, and counted as no drop).
 
     ORDER OF THE LEASED MEMBERS
     ===========================
-    Iteration (sp_first/sp_next, sp_each, sp_release_all, sp_leased_each) and the reclaim
-    victim follow the pool's `order`, chosen at creation. MIND THE DEFAULT: a pool that leaves
-    `.order` out walks its members in MEMORY order, not in the order they were acquired,
+    Iteration (sp_first/sp_next, sp_iter, sp_each, sp_release_all, sp_leased_each) and the
+    reclaim victim follow the pool's `order`, chosen at creation. MIND THE DEFAULT: a pool that
+    leaves `.order` out walks its members in MEMORY order, not in the order they were acquired,
     unless its overflow is SP_OVERFLOW_RECLAIM. Code ported from a linked list that appends new
     objects (update order = creation order) must say `.order = SP_ORDER_ACQUISITION` to keep
     behaving the same; memory order is faster to walk and to release, and is the right default
@@ -117,7 +132,10 @@
     Misuse the library survives (a double release, a foreign pointer, an invalid descriptor)
     returns a result code or NULL, changes nothing and logs one line naming the pool through
     `logger` (default: warnings and errors to stderr). Expected conditions, such as a full pool
-    under DROP, return NULL and count, silently.
+    under DROP, return NULL and count, silently. A NULL pool where a function needs one returns
+    its documented error value (NULL, 0, false, SP_ERR_INVALID) and logs one error line through
+    the default logger ("sp_release: pool is NULL"); sp_pool_destroy(NULL) and
+    sp_release(pool, NULL) do nothing, silently, like free(NULL).
 
     DEBUG CHECKS
     ============
@@ -277,7 +295,10 @@ typedef struct sp_desc {
     sp_acquire_fn on_acquire; /* every acquisition */
     sp_release_fn on_release; /* every release path */
     sp_dispose_fn dispose;  /* once per member when destroyed */
-    sp_priority_fn priority; /* RECLAIM victim: the lowest value (=NULL: the oldest; see order) */
+    sp_priority_fn priority; /* RECLAIM victim: the lowest value; ties go to the first in the
+                                pool's order (=NULL: the oldest; see order). A pure scoring
+                                function: acquire and release on its own pool are refused
+                                inside it (see OVERFLOW POLICIES) */
     void *user;             /* passed to every hook */
     sp_allocator allocator; /* (=C library) */
     sp_logger logger;       /* (=warnings and errors to stderr) */
@@ -296,7 +317,8 @@ typedef struct sp_stats {
     uint64_t created;      /* create ran (members built) */
     uint64_t disposed;     /* members destroyed */
     uint64_t acquired;     /* acquisitions, reclaims included */
-    uint64_t released;     /* lives ended by a release path, reclaims included */
+    uint64_t released;     /* lives ended by a release path, reclaims included (not by
+                              sp_clear or sp_pool_destroy: those lives end in dispose) */
     uint64_t reclaimed;    /* leased members taken back by RECLAIM / sp_acquire_force */
     uint64_t dropped;      /* acquisitions refused by a saturated DROP pool */
     uint64_t grown_past_max; /* members built past max under GROW */
@@ -316,23 +338,30 @@ typedef struct sp_stats {
 SP_API sp_pool *sp_pool_create(const sp_desc *desc);
 
 /* Destroys every member (dispose runs once on each; leased ones are counted and logged as
-   leaked) and returns all memory. NULL is a no-op. O(size). */
+   leaked) and returns all memory. NULL is a no-op. While it runs, acquisitions from the pool
+   are refused (NULL and a line); members a dispose hook releases meanwhile are released, then
+   disposed. Refused with a line inside a hook of this pool (see HOOKS), or while it is already
+   being destroyed. To run on_release first (scene teardown): sp_release_all, then destroy.
+   O(size). */
 SP_API void sp_pool_destroy(sp_pool *pool);
 
 /* Builds up to n more free members, stopping at max. Not an acquisition: on_acquire does not
    run. They are handed out next, lowest address first (before members that were free already).
-   @return members built (fewer than n at max or on allocator failure). O(n). */
+   @return members built (fewer than n at max or on allocator failure; 0, with a line,
+   inside this pool's priority callback or during its sp_clear/sp_pool_destroy). O(n). */
 SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
 
 /* Disposes free members until at most keep_free remain (the highest slots first, so that whole
    chunks empty out) and returns every chunk with no built member to the allocator. Shrinking
    the address map may allocate a smaller one; if that fails the old one is kept.
-   @return members disposed. O(size). */
+   @return members disposed (0, with a line, inside a hook of this pool). O(size). */
 SP_API size_t sp_trim(sp_pool *pool, size_t keep_free);
 
 /* Destroys every member, leased or free: dispose runs on each (not on_release) and every life
-   ends. Chunks go back to the allocator; the pool stays usable. @return members disposed.
-   O(size). */
+   ends. The leased members' lives do not count as `released`. While it runs, acquisitions from
+   the pool are refused (NULL and a line), so it always ends; members a dispose hook releases
+   meanwhile are released, then disposed. Chunks go back to the allocator; the pool stays
+   usable. @return members disposed (0, with a line, inside a hook of this pool). O(size). */
 SP_API size_t sp_clear(sp_pool *pool);
 
 /* Changes the cap (0: unbounded; clamped to a fixed buffer's capacity, and to 2^24, the most
@@ -348,7 +377,7 @@ SP_API size_t sp_buffer_size(const sp_desc *desc, size_t members);
 SP_API const char *sp_pool_name(const sp_pool *pool);
 
 /* Changes what a saturated pool does from now on. @return SP_ERR_INVALID for a NULL pool, an
-   unknown policy, or GROW on a fixed buffer (nothing changes then). */
+   unknown policy, or GROW on a fixed buffer (nothing changes then; a line says why). */
 SP_API sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow);
 
 /* ---------------------------------------------------------------------------------------------
@@ -365,7 +394,9 @@ SP_API void *sp_acquire(sp_pool *pool);
 SP_API void *sp_acquire_with(sp_pool *pool, const void *arg);
 
 /* Like sp_acquire_with, but reclaims where sp_acquire would drop (counting no drop).
-   @return NULL only on allocator failure (or a NULL pool). */
+   @return NULL only on allocator failure or when every leased member is busy in a hook
+           (logged; no drop counted), and where every acquisition is refused: a NULL pool,
+           inside the pool's priority, during its sp_clear/sp_pool_destroy. */
 SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
 
 /* sp_acquire_with that also writes the handle of the new life to *out (unless out is NULL):
@@ -376,14 +407,18 @@ SP_API void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out);
 /* Returns a member to its pool: on_release runs (the member still counts as leased while it
    does), then the member's life ends (its handles stop resolving) and it becomes free. NULL is a
    no-op returning SP_OK.
-   @return SP_ERR_NOT_LEASED for a member that is not leased (double release), SP_ERR_FOREIGN
-           for a pointer that is not the start of one of this pool's members; both change
-           nothing and log a warning naming the pool. O(1); never reads outside the pool. */
+   @return SP_ERR_NOT_LEASED for a member that is not leased (double release) or whose own hook
+           is running (re-entry, from on_acquire/on_release/dispose or create: the line says
+           which), SP_ERR_FOREIGN for a pointer that is not the start of one of this pool's
+           members, SP_ERR_INVALID inside the pool's priority callback or for a NULL pool; all
+           change nothing and log a line. O(1); never reads outside the pool. */
 SP_API sp_result sp_release(sp_pool *pool, void *item);
 
-/* Releases every leased member in the pool's order (skipping members whose own hook is
-   running). @return the members this call released; members that hooks release meanwhile are
-   released too but not counted. O(leased) (SP_ORDER_MEMORY: O(slots)). */
+/* Releases exactly the members that are leased when it starts, in the pool's order (skipping
+   members whose own hook is running). Members that on_release hooks acquire meanwhile stay
+   leased, so it always ends. @return the members this call released; members that hooks
+   release meanwhile are released too but not counted. 0, with a line, inside the pool's
+   priority callback. O(leased) (SP_ORDER_MEMORY: O(slots)). */
 SP_API size_t sp_release_all(sp_pool *pool);
 
 /* The same calls, recording where they were made (for leak reports and write-after-release
@@ -424,7 +459,7 @@ static inline bool sp_handle_eq(sp_handle a, sp_handle b) { return a.id == b.id;
 SP_API void *sp_first(const sp_pool *pool);
 
 /* The leased member after item in the pool's order, or NULL at the end (or when item is not
-   leased).
+   leased: a loop that releases must take the next first, as below, or use sp_iter).
    Releasing item after taking its next is safe:
        for (void *it = sp_first(p), *nx; it; it = nx) { nx = sp_next(p, it); ... }
    Expected O(1) (SP_ORDER_MEMORY: O(slots up to the next leased member)): it recognises item
@@ -432,15 +467,48 @@ SP_API void *sp_first(const sp_pool *pool);
 SP_API void *sp_next(const sp_pool *pool, const void *item);
 
 /* Calls fn(item, user) for every leased member in the pool's order, until fn returns false.
-   fn may release the member it is given, and acquire others. SP_ORDER_ACQUISITION: those come
-   after it and are visited; a member fn releases is skipped, except that if fn releases both
-   the member it was given and the one that was next after it, the walk stops there rather than
-   go astray. SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie after it in
-   memory order, and a member released meanwhile is skipped.
+   fn may release and acquire any members, the one it is given included; the walk keeps its
+   place (by slot, life and acquisition stamp, not by a link that a release could stale) and
+   goes on at the first leased member after it:
+   SP_ORDER_ACQUISITION: members acquired meanwhile come after every other and are visited;
+     a member released before the walk reaches it is skipped. Every life is visited at most
+     once, however long a member has been leased (the 32-bit acquisition stamps are ranked
+     afresh once per 2^31 acquisitions, O(leased)). Only a walk whose own callbacks make 2^31
+     acquisitions, and then release the member, its neighbours and all, loses its place: it
+     ends there with an info line.
+   SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie after the current one
+     in memory order; a member released meanwhile is skipped.
+   fn counts as a hook of the pool: sp_pool_destroy, sp_clear and sp_trim of it are refused.
    @return members visited. O(leased) (SP_ORDER_MEMORY: O(slots), in address order), no
    lookups: the fastest way to update them all. */
 typedef bool (*sp_each_fn)(void *item, void *user);
 SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
+
+/* A cursor over the leased members, in the pool's order, with sp_each's rules for a pool that
+   changes under it (see above), for loop bodies that would rather not be callbacks:
+       for (sp_iter it = sp_iter_first(pool); it.item; sp_iter_next(pool, &it)) {
+           bullet *b = (bullet *)it.item;
+           ...                                  // may release b, or others; may acquire
+       }
+   `item` is the current member, NULL at the end; the other fields are the cursor's own. No
+   lookups: each step reads the bookkeeping of the member and its two neighbours. A cursor needs
+   no cleanup (leave the loop at any time) and belongs to one pool. Unlike an sp_each callback,
+   the loop body is not a hook: the pool's hooks' refusals do not apply to it. */
+typedef struct sp_iter {
+    void *item;
+    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp;
+    uint64_t _origin;
+} sp_iter;
+
+/* A cursor at the first leased member (item NULL when none, or for a NULL pool). O(1)
+   (SP_ORDER_MEMORY: O(slots before it)); once per 2^31 acquisitions O(leased) (see sp_each). */
+SP_API sp_iter sp_iter_first(sp_pool *pool);
+
+/* Moves it to the next leased member (item NULL at the end; a cursor at the end stays there).
+   O(1) (SP_ORDER_MEMORY: O(slots up to the next); SP_ORDER_ACQUISITION, when the member, its
+   next and its previous one were all released since the last step: O(members acquired after
+   it)). */
+SP_API void sp_iter_next(sp_pool *pool, sp_iter *it);
 
 /* ---------------------------------------------------------------------------------------------
    Stats
@@ -451,7 +519,8 @@ SP_API void sp_stats_get(const sp_pool *pool, sp_stats *out);
 
 /* Calls fn for every leased member in the pool's order, with the site that acquired it
    (file NULL, line 0 when unknown: a library built with SP_DEBUG=0, or a call without the site
-   macros). fn must not release members. @return the number of leased members. O(leased). */
+   macros). Walks as sp_each does (fn may release members; it counts as a hook).
+   @return the number of members visited. O(leased). */
 typedef void (*sp_leased_fn)(void *item, const char *file, int line, void *user);
 SP_API size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user);
 

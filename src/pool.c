@@ -196,6 +196,27 @@ static uint32_t leased_next(const sp_pool *p, uint32_t idx) {
     return p->ordered ? slot_at(p, idx)->next : leased_from(p, idx + 1u);
 }
 
+/* Acquisition stamps (acquisition-order pools) are the low 32 bits of `acquired` when a member
+   was leased, so the hot path stores one word. They are compared by rank, stamp - origin: in
+   acquisition order as long as every stamp in the lease list was taken less than 2^32
+   acquisitions after the origin. A walk makes sure of that when it begins (stamps_fresh): once
+   2^31 acquisitions have passed since the origin, the lease list is stamped again, in its own
+   order, just below the next acquisition's stamp (O(leased), at most once per 2^31
+   acquisitions). From then the ranks stay exact for 2^31 more acquisitions, whatever the walk's
+   callbacks do, however old the oldest member is. */
+static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
+    return *stamp_at(p, idx) - (uint32_t)p->stamp_origin;
+}
+
+static void stamps_fresh(sp_pool *p) {
+    if (!p->ordered || p->acquired - p->stamp_origin < (UINT64_C(1) << 31)) return;
+    uint64_t n = 0;
+    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) n++;
+    p->stamp_origin = p->acquired - n;
+    uint32_t stamp = (uint32_t)p->stamp_origin;
+    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) *stamp_at(p, i) = stamp++;
+}
+
 /* ---------------------------------------------------------------------------------------------
    Hooks: every hook runs with the member marked busy, so that it cannot be released or
    reclaimed from inside its own hook, and with hook_depth raised, so that calls that would
@@ -230,6 +251,26 @@ static SP__NOINLINE void run_on_release(sp_pool *p, uint32_t idx, void *item) {
 
 static void run_dispose(sp_pool *p, uint32_t idx, void *item) {
     if (p->dispose) SP__RUN_HOOK(p, idx, p->dispose(item, p->user));
+}
+
+/* priority is a hook too (destroy, clear and trim are refused inside it), and more: a pure
+   scoring function, inside which this pool's acquisitions and releases are refused (scoring). */
+static double run_priority(sp_pool *p, uint32_t idx) {
+    double pr = 0.0;
+    SP__RUN_HOOK(p, idx, pr = p->priority(item_at(p, idx), p->user));
+    return pr;
+}
+
+/* Which paths acquisitions and releases take. The fast paths test nothing for the rare states:
+   while a priority callback or a teardown runs, every release is routed to release_general
+   (plain_release off, release_slow on), where it is refused or diverted, and the plain reclaim
+   is off; a teardown also detaches the free list, so that every acquisition reaches
+   acquire_slow, which refuses it. Cold: runs when those states begin and end. */
+static void routes_update(sp_pool *p) {
+    bool divert = p->scoring > 0 || p->tearing_down;
+    p->plain_release = !p->ordered && !p->on_release && !divert;
+    p->release_slow = p->on_release != NULL || divert;
+    p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -683,8 +724,6 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->ordered = l->ordered;
     p->slot_size = (uint32_t)(l->ordered ? sizeof(sp__oslot) : sizeof(sp__slot));
     p->plain_acquire = !p->ordered && !d->on_acquire;
-    p->plain_reclaim = p->ordered && !d->on_acquire && !d->on_release && !d->priority;
-    p->plain_release = !p->ordered && !d->on_release;
     p->create = d->create;
     p->on_acquire = d->on_acquire;
     p->on_release = d->on_release;
@@ -693,6 +732,8 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->user = d->user;
     p->logger = d->logger;
     p->grow_warn_at = 1;
+    p->doomed = SP__NIL;
+    routes_update(p);
     if (d->allocator.alloc) {
         p->allocator = d->allocator;
     } else {
@@ -851,7 +892,35 @@ sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, N
 
 static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level);
 
-/* Takes every member out of its list and disposes it; leased members' lives end. */
+/* The start of sp_clear and sp_pool_destroy: from here on every acquisition from the pool is
+   refused (its free list moves to `doomed`, so the fast path finds nothing and the slow path
+   checks the flag), and a member that a hook releases meanwhile joins `doomed` too. So the
+   members only decrease and the teardown always ends. */
+static void teardown_begin(sp_pool *p) {
+    p->tearing_down = true;
+    p->doomed = p->free_head;
+    p->free_head = SP__NIL;
+    routes_update(p);
+}
+
+static void teardown_end(sp_pool *p) {
+    p->tearing_down = false;
+    routes_update(p);
+}
+
+/* During a teardown, the member that a release just put on the free list is doomed instead. */
+static void doom_released(sp_pool *p) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return; /* it retired */
+    sp__slot *s = slot_at(p, idx);
+    p->free_head = s->next;
+    s->next = p->doomed;
+    p->doomed = idx;
+}
+
+/* Takes every member out of its list and disposes it; leased members' lives end. Runs between
+   teardown_begin and teardown_end: dispose hooks may release members (which join the doomed)
+   but not acquire any, and cannot destroy, clear or trim the pool. */
 static size_t dispose_all(sp_pool *p) {
     size_t n = 0;
     uint32_t from = 0; /* unordered pools: the leased slots below this are done */
@@ -861,8 +930,6 @@ static size_t dispose_all(sp_pool *p) {
         bool was_leased;
         if (!p->ordered && p->leased) {
             idx = leased_from(p, from);
-            /* a dispose hook may have acquired a member below `from`: look once more */
-            if (idx == SP__NIL) idx = leased_from(p, 0);
             if (idx != SP__NIL) from = idx + 1u;
         }
         if (idx != SP__NIL) {
@@ -871,10 +938,10 @@ static size_t dispose_all(sp_pool *p) {
             p->leased--;
             p->leased_disposed++;
             was_leased = true;
-        } else if (p->free_head != SP__NIL) {
-            idx = p->free_head;
+        } else if (p->doomed != SP__NIL) {
+            idx = p->doomed;
             s = slot_at(p, idx);
-            p->free_head = s->next;
+            p->doomed = s->next;
             was_leased = false;
         } else {
             break;
@@ -911,6 +978,7 @@ void sp_pool_destroy(sp_pool *pool) {
         report_sites(p, "leaked", SP_LOG_WARN);
     }
     p->destroying = true;
+    teardown_begin(p);
     dispose_all(p);
     if (p->registry) {
         sp__registry_forget(p->registry, p);
@@ -932,6 +1000,10 @@ void sp_pool_destroy(sp_pool *pool) {
     a.free(p, sizeof *p, a.user);
 }
 
+/* The one line for a NULL pool where one is needed (decision: the default logger, since there
+   is no pool to name). Out of line: the callers' fast paths only branch to it. */
+static SP__NOINLINE void null_pool(const char *function) { sp__log(NULL, SP__MSG_NULL_POOL, function); }
+
 /* Members are built lowest address first (the unbuilt list's order) and chained in that order,
    then the chain goes to the head of the free list whole: the pool hands them out lowest address
    first, as a pool built on demand does, so that a memory-order RECLAIM's round robin (which
@@ -939,7 +1011,20 @@ void sp_pool_destroy(sp_pool *pool) {
    each one would hand them out highest first.) Until the splice the members are FREE in no list:
    a create hook that acquires from this pool builds another member instead. */
 size_t sp_prewarm(sp_pool *pool, size_t n) {
-    if (!pool || pool->destroying) return 0;
+    if (!pool) {
+        null_pool("sp_prewarm");
+        return 0;
+    }
+    /* Inside priority or a teardown the free list must stay empty: acquisitions are refused
+       because they find nothing free. */
+    if (pool->scoring > 0) {
+        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_prewarm");
+        return 0;
+    }
+    if (pool->tearing_down) {
+        sp__log(pool, SP__MSG_IN_HOOK, "sp_prewarm");
+        return 0;
+    }
     size_t built = 0;
     uint32_t first = SP__NIL, last = SP__NIL;
     while (built < n && (pool->max == 0 || pool->size < pool->max)) {
@@ -961,7 +1046,10 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
 }
 
 size_t sp_trim(sp_pool *pool, size_t keep_free) {
-    if (!pool) return 0;
+    if (!pool) {
+        null_pool("sp_trim");
+        return 0;
+    }
     sp_pool *p = pool;
     if (p->hook_depth > 0 || p->destroying) {
         sp__log(p, SP__MSG_IN_HOOK, "sp_trim");
@@ -1018,32 +1106,50 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
 }
 
 size_t sp_clear(sp_pool *pool) {
-    if (!pool) return 0;
+    if (!pool) {
+        null_pool("sp_clear");
+        return 0;
+    }
     if (pool->hook_depth > 0 || pool->destroying) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_clear");
         return 0;
     }
+    teardown_begin(pool);
     size_t n = dispose_all(pool);
+    teardown_end(pool);
     chunks_release_empty(pool);
     return n;
 }
 
 sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
-    if (!pool || (uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW))
+    if (!pool) {
+        null_pool("sp_set_overflow");
         return SP_ERR_INVALID;
+    }
+    if ((uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW)) {
+        sp__log(pool, SP__MSG_BAD_OVERFLOW,
+                overflow == SP_OVERFLOW_GROW ? "GROW cannot grow a fixed buffer" : "unknown overflow policy");
+        return SP_ERR_INVALID;
+    }
     pool->overflow = overflow;
     return SP_OK;
 }
 
 sp_result sp_set_max(sp_pool *pool, size_t max) {
-    if (!pool) return SP_ERR_INVALID;
+    if (!pool) {
+        null_pool("sp_set_max");
+        return SP_ERR_INVALID;
+    }
     if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
     if (pool->fixed && (max == 0 || max > pool->capacity)) max = pool->capacity;
     pool->max = max;
     return SP_OK;
 }
 
-const char *sp_pool_name(const sp_pool *pool) { return pool ? pool->name : NULL; }
+const char *sp_pool_name(const sp_pool *pool) {
+    if (!pool) null_pool("sp_pool_name");
+    return pool ? pool->name : NULL;
+}
 
 /* ---------------------------------------------------------------------------------------------
    Acquire / Release
@@ -1109,14 +1215,25 @@ static uint32_t reclaim_victim(sp_pool *p) {
     if (!p->ordered && !p->priority) return reclaim_next_in_turn(p);
     uint32_t best = SP__NIL;
     double best_priority = 0.0;
+    /* While priority runs the pool cannot change (scoring: acquire, release and prewarm are
+       refused; hooks: destroy, clear and trim), so the walk's links stay current and the
+       victim is still leased and ours when the scan ends. */
+    if (p->priority) {
+        p->scoring++;
+        routes_update(p);
+    }
     for (uint32_t i = leased_first(p); i != SP__NIL; i = leased_next(p, i)) {
         if (slot_at(p, i)->word & SP__BUSY) continue;
         if (!p->priority) return i;
-        double pr = p->priority(item_at(p, i), p->user);
-        if (best == SP__NIL || pr < best_priority) {
+        double pr = run_priority(p, i);
+        if (best == SP__NIL || pr < best_priority) { /* strict: the first wins a tie */
             best = i;
             best_priority = pr;
         }
+    }
+    if (p->priority) {
+        p->scoring--;
+        routes_update(p);
     }
     return best;
 }
@@ -1151,13 +1268,19 @@ static inline void *reclaim_oldest_plain(sp_pool *p) {
 static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = reclaim_victim(p);
     if (idx == SP__NIL) {
+        /* Not a drop: the pool did not refuse for want of room but because every candidate is
+           busy in a hook (sp_acquire_force documents NULL for this case). A RECLAIM pool's
+           sp_acquire counts it as a drop, as its callers see one. */
         sp__log(p, SP__MSG_NOT_RECLAIMABLE);
-        p->dropped++;
+        if (!force) p->dropped++;
         return NULL;
     }
     sp__slot *s = slot_at(p, idx);
     void *item = item_at(p, idx);
-    if (p->ordered) lease_unlink(p, idx, s);
+    if (p->ordered)
+        lease_unlink(p, idx, s);
+    else
+        s->next = SP__NIL; /* not marked as leased when a memory-order sp_release_all began */
     if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
     p->leased--;
     p->reclaimed++;
@@ -1171,15 +1294,20 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
 }
 
 static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) {
+    /* Refused whatever is free (nothing is, by construction: see routes_update). Not drops. */
+    if (p->scoring > 0) {
+        sp__log(p, SP__MSG_IN_PRIORITY, "acquire");
+        return NULL;
+    }
+    if (p->tearing_down) {
+        sp__log(p, p->destroying ? SP__MSG_DESTROYING : SP__MSG_CLEARING);
+        return NULL;
+    }
     if (p->free_head != SP__NIL) { /* a hook may have freed one meanwhile */
         uint32_t idx = p->free_head;
         sp__slot *s = slot_at(p, idx);
         p->free_head = s->next;
         return lease(p, idx, s, arg);
-    }
-    if (p->destroying) {
-        sp__log(p, SP__MSG_DESTROYING);
-        return NULL;
     }
     bool past_max = p->max && p->size >= p->max;
     if (past_max && p->overflow != SP_OVERFLOW_GROW) {
@@ -1220,7 +1348,7 @@ static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *a
    goes to acquire_slow. */
 static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force) {
     if (p->plain_reclaim && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW &&
-        (p->overflow == SP_OVERFLOW_RECLAIM || force) && !p->destroying) {
+        (p->overflow == SP_OVERFLOW_RECLAIM || force)) {
         void *item = reclaim_oldest_plain(p);
         if (item) return item;
     }
@@ -1236,14 +1364,22 @@ static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     return lease(p, idx, s, arg);
 }
 
-void *sp_acquire(sp_pool *pool) { return pool ? acquire_fast(pool, NULL, false) : NULL; }
+/* NULL for a NULL pool, with its line. */
+static SP__NOINLINE void *acquire_null(const char *function) {
+    null_pool(function);
+    return NULL;
+}
+
+void *sp_acquire(sp_pool *pool) {
+    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, NULL, false) : acquire_null("sp_acquire");
+}
 
 void *sp_acquire_with(sp_pool *pool, const void *arg) {
-    return pool ? acquire_fast(pool, arg, false) : NULL;
+    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, false) : acquire_null("sp_acquire_with");
 }
 
 void *sp_acquire_force(sp_pool *pool, const void *arg) {
-    return pool ? acquire_fast(pool, arg, true) : NULL;
+    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, true) : acquire_null("sp_acquire_force");
 }
 
 static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
@@ -1256,6 +1392,7 @@ static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
 void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
     sp_handle h = {0};
     void *item = NULL;
+    if (SP__UNLIKELY(!pool)) null_pool("sp_acquire_handle");
     if (pool) {
         /* With a free member, acquire_fast leases exactly the head of the free list, so its slot
            is known; only the slow paths (build, reclaim) need the pointer mapped back. */
@@ -1305,7 +1442,7 @@ void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
 }
 
 void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
-    if (!pool) return NULL;
+    if (!pool) return acquire_null("sp_acquire");
     void *item = acquire_fast(pool, arg, false);
     if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
     return item;
@@ -1318,7 +1455,7 @@ void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const
 }
 
 void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
-    if (!pool) return NULL;
+    if (!pool) return acquire_null("sp_acquire_force");
     void *item = acquire_fast(pool, arg, true);
     if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
     return item;
@@ -1330,8 +1467,11 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
         return SP_ERR_FOREIGN;
     }
     const sp__slot *s = slot_at(p, idx);
-    if (sp__state(s) == SP__LEASED && (s->word & SP__BUSY)) {
-        sp__log(p, SP__MSG_REENTER, item);
+    /* Busy: its own hook is running. Free: create, or dispose of a free member; leased: a
+       teardown's dispose, unless on_release (releasing) or on_acquire. */
+    if ((s->word & SP__BUSY) && (sp__state(s) == SP__FREE || sp__state(s) == SP__LEASED)) {
+        bool lifecycle = sp__state(s) == SP__FREE || (p->tearing_down && !(s->word & SP__RELEASING));
+        sp__log(p, lifecycle ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
     if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) {
@@ -1345,6 +1485,10 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
 /* Every release of a found member that is not the plain case: refusals, on_release, and a
    retirement. */
 static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
+    if (pool->scoring > 0) { /* priority only scores: the reclaim's candidates must stay put */
+        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release");
+        return SP_ERR_INVALID;
+    }
     if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
         return release_refused(pool, idx, item);
     if (pool->ordered) lease_unlink(pool, idx, slot_at(pool, idx));
@@ -1353,6 +1497,7 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
     if (pool->on_release) run_on_release(pool, idx, item);
     pool->leased--;
     life_end_to_free(pool, idx);
+    if (pool->tearing_down) doom_released(pool);
     return SP_OK;
 }
 
@@ -1365,9 +1510,9 @@ static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item
     sp__slot *s = plain ? plain_slot_at(pool, idx) : slot_at(pool, idx);
     uint32_t word = s->word;
     if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || word + step < step ||
-                     (!plain && pool->on_release)))
+                     (!plain && pool->release_slow)))
         return release_general(pool, idx, item);
-    if (!plain) lease_unlink(pool, idx, s); /* not plain, no on_release: ordered */
+    if (!plain) lease_unlink(pool, idx, s); /* not plain, not release_slow: ordered */
     pool->leased--;
     s->word = word + step; /* next life, now free */
     free_push(pool, idx, s);
@@ -1397,8 +1542,16 @@ static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
     return release_found(pool, idx, item);
 }
 
+/* A NULL pool given a member. (Any call here costs the acquisition-order release path two
+   register moves: GCC then keeps the member in another register. The plain path is unchanged.) */
+static SP__NOINLINE sp_result release_null(const void *item) {
+    if (!item) return SP_OK;
+    null_pool("sp_release");
+    return SP_ERR_INVALID;
+}
+
 sp_result sp_release(sp_pool *pool, void *item) {
-    if (SP__UNLIKELY(!pool)) return item ? SP_ERR_INVALID : SP_OK;
+    if (SP__UNLIKELY(!pool)) return release_null(item);
     /* index_in_hint without its SP__NIL answer: a hit goes straight to release_found. The check
        is exact (item is the start of member q), so NULL never passes it. */
     uint64_t q = member_number(pool, pool->hint_items, (uintptr_t)item);
@@ -1413,30 +1566,52 @@ sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
     return sp_release(pool, item);
 }
 
+/* The mark sp_release_all puts on the members of a memory-order pool that are leased when it
+   starts: such a member is in no list, so its link is free to carry it. Never a slot index. A
+   release overwrites the link (free list), a build and a reclaim reset it, so a member acquired
+   during the call never carries the mark. */
+#define SP__LEASED_AT_START (SP__NIL - 1u)
+
 size_t sp_release_all(sp_pool *pool) {
-    if (!pool) return 0;
+    if (!pool) {
+        null_pool("sp_release_all");
+        return 0;
+    }
+    if (pool->scoring > 0) {
+        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
+        return 0;
+    }
     size_t n = 0;
-    if (!pool->ordered) { /* memory order; members released meanwhile are simply not found */
-        for (uint32_t idx = leased_from(pool, 0); idx != SP__NIL; idx = leased_from(pool, idx + 1u)) {
-            if (slot_at(pool, idx)->word & SP__BUSY) continue;
-            sp_release(pool, item_at(pool, idx));
-            n++;
+    /* Exactly the members leased now are released (skipping those whose own hooks are running:
+       a release_all called from a hook); members that on_release hooks acquire meanwhile stay
+       leased, so the call always ends. */
+    if (!pool->ordered) {
+        for (uint32_t i = leased_from(pool, 0); i != SP__NIL; i = leased_from(pool, i + 1u))
+            slot_at(pool, i)->next = SP__LEASED_AT_START;
+        for (uint32_t i = leased_from(pool, 0); i != SP__NIL; i = leased_from(pool, i + 1u)) {
+            const sp__slot *s = slot_at(pool, i);
+            if (s->next != SP__LEASED_AT_START || (s->word & SP__BUSY)) continue;
+            if (sp_release(pool, item_at(pool, i)) == SP_OK) n++;
         }
         return n;
     }
-    /* Release from the head, skipping members whose own hooks are running (a release_all
-       called from a hook). Hooks may release others meanwhile: re-read the head each time. */
+    /* Acquisition order: the members leased now are the list's members up to the newest stamp;
+       acquisitions append behind them. Hooks may release any of them meanwhile: start from the
+       head again after each release. */
+    stamps_fresh(pool);
+    uint32_t newest = (uint32_t)(pool->acquired - pool->stamp_origin);
     uint32_t idx = pool->lease_head;
-    while (idx != SP__NIL) {
-        sp__slot *s = slot_at(pool, idx);
-        if (s->word & SP__BUSY) {
-            idx = s->next;
+    while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
+        if (slot_at(pool, idx)->word & SP__BUSY) {
+            idx = slot_at(pool, idx)->next;
             continue;
         }
-        sp_release(pool, item_at(pool, idx));
-        n++;
-        idx = pool->lease_head;
-        while (idx != SP__NIL && (slot_at(pool, idx)->word & SP__BUSY)) idx = slot_at(pool, idx)->next;
+        if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
+            n++;
+            idx = pool->lease_head;
+        } else {
+            idx = slot_at(pool, idx)->next;
+        }
     }
     return n;
 }
@@ -1447,6 +1622,7 @@ size_t sp_release_all(sp_pool *pool) {
 
 sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     sp_handle h = {0};
+    if (!pool) null_pool("sp_handle_of");
     if (!pool || !item) return h;
     uint32_t idx = index_of(pool, item);
     if (idx == SP__NIL) return h;
@@ -1488,7 +1664,10 @@ static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle)
 }
 
 void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    if (!pool) return NULL;
+    if (SP__UNLIKELY(!pool)) {
+        null_pool("sp_resolve");
+        return NULL;
+    }
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
@@ -1505,6 +1684,7 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
 }
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {
+    if (!pool) null_pool("sp_is_leased");
     if (!pool || !item) return false;
     uint32_t idx = index_of(pool, item);
     return idx != SP__NIL && sp__state(slot_at(pool, idx)) == SP__LEASED;
@@ -1522,12 +1702,20 @@ bool sp__pool_has_member(const sp_pool *pool, const void *item) {
    ------------------------------------------------------------------------------------------ */
 
 void *sp_first(const sp_pool *pool) {
-    uint32_t idx = pool ? leased_first(pool) : SP__NIL;
+    if (!pool) {
+        null_pool("sp_first");
+        return NULL;
+    }
+    uint32_t idx = leased_first(pool);
     return idx == SP__NIL ? NULL : item_at(pool, idx);
 }
 
 void *sp_next(const sp_pool *pool, const void *item) {
-    if (!pool || !item) return NULL;
+    if (!pool) {
+        null_pool("sp_next");
+        return NULL;
+    }
+    if (!item) return NULL;
     uint32_t idx = index_of(pool, item);
     if (idx == SP__NIL) return NULL;
     /* A member in its on_release hook is already out of the list: its links are stale. */
@@ -1536,49 +1724,194 @@ void *sp_next(const sp_pool *pool, const void *item) {
     return next == SP__NIL ? NULL : item_at(pool, next);
 }
 
-/* sp_each in memory order: every built slot in turn. fn may acquire, release, grow the slot
-   array or add chunks, so the loop bounds and arrays are read again after every call. */
+/* ---- the cursor: sp_iter, and sp_each, sp_leased_each on top of it -----------------------
+   Memory order keeps its place by slot index: the next member is the next leased slot, whatever
+   happened to this one. Acquisition order keeps it by slot and life (the word) of the member,
+   of its neighbours in the lease list and by the member's stamp, never by a link alone:
+     - the member is still in the same life: its link is current;
+     - else its next is: new members are appended behind it, so it is still the next;
+     - else its prev is (or it was the head): the member after the prev (the head) is;
+     - else the first member whose stamp ranks after the member's (searched from the tail).
+   Each is the first leased member after the place, so a walk never visits a life twice and
+   skips none. */
+
+/* The word of a member that the cursor saw leased, as it must still be for the same life in the
+   list (BUSY comes and goes with hooks; RELEASING means out of the list). */
+static inline uint32_t cursor_word(uint32_t word) { return word & ~(uint32_t)SP__BUSY; }
+
+static inline bool still_leased(const sp_pool *p, uint32_t idx, uint32_t word) {
+    return idx != SP__NIL && cursor_word(slot_at(p, idx)->word) == word;
+}
+
+/* An acquisition-order pool's slot, whose size is known: the cursor's reads. */
+static inline const sp__oslot *oslot_at(const sp_pool *p, uint32_t idx) {
+    return (const sp__oslot *)(const void *)p->slots + idx;
+}
+
+/* The cursor at leased member idx of an acquisition-order pool, whose prev in the lease list
+   is `prev` with word `prev_word`. */
+static inline void cursor_fill(const sp_pool *p, sp_iter *it, uint32_t idx, uint32_t prev,
+                               uint32_t prev_word) {
+    const sp__oslot *o = oslot_at(p, idx);
+    uint32_t next = o->s.next;
+    it->item = item_at(p, idx);
+    it->_slot = idx;
+    it->_word = cursor_word(o->s.word);
+    it->_next = next;
+    it->_next_word = next != SP__NIL ? cursor_word(oslot_at(p, next)->s.word) : 0u;
+    it->_prev = prev;
+    it->_prev_word = prev_word;
+    it->_stamp = o->stamp;
+    it->_origin = p->stamp_origin;
+}
+
+static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
+    if (idx == SP__NIL) {
+        memset(it, 0, sizeof *it);
+        return;
+    }
+    if (!p->ordered) {
+        it->item = item_at(p, idx);
+        it->_slot = idx;
+        return;
+    }
+    uint32_t prev = oslot_at(p, idx)->prev;
+    cursor_fill(p, it, idx, prev, prev != SP__NIL ? cursor_word(oslot_at(p, prev)->s.word) : 0u);
+}
+
+/* The member after the cursor's place, SP__NIL at the end; *lost when the place cannot be found
+   again (see stamps_fresh: only after 2^31 acquisitions during one walk). */
+static uint32_t cursor_successor(const sp_pool *p, const sp_iter *it, bool *lost) {
+    *lost = false;
+    if (!p->ordered) return leased_from(p, it->_slot + 1u);
+    if (still_leased(p, it->_slot, it->_word)) return slot_at(p, it->_slot)->next;
+    if (still_leased(p, it->_next, it->_next_word)) return it->_next;
+    if (it->_prev == SP__NIL) return p->lease_head;
+    if (still_leased(p, it->_prev, it->_prev_word)) return slot_at(p, it->_prev)->next;
+    if (it->_origin != p->stamp_origin || p->acquired - p->stamp_origin >= (UINT64_C(1) << 32)) {
+        *lost = true;
+        return SP__NIL;
+    }
+    uint32_t rank = it->_stamp - (uint32_t)p->stamp_origin, found = SP__NIL;
+    for (uint32_t i = p->lease_tail; i != SP__NIL && stamp_rank(p, i) > rank; i = *prev_at(p, i)) found = i;
+    return found;
+}
+
+sp_iter sp_iter_first(sp_pool *pool) {
+    sp_iter it;
+    memset(&it, 0, sizeof it);
+    if (!pool) {
+        null_pool("sp_iter_first");
+        return it;
+    }
+    stamps_fresh(pool);
+    cursor_at(pool, &it, leased_first(pool));
+    return it;
+}
+
+/* cursor_successor out of line, with its line when the walk lost its place: the loops that
+   call it keep their registers for the common step. */
+static SP__NOINLINE uint32_t walk_successor(const sp_pool *pool, const sp_iter *it) {
+    bool lost;
+    uint32_t next = cursor_successor(pool, it, &lost);
+    if (lost) sp__log(pool, SP__MSG_WALK_LOST);
+    return next;
+}
+
+/* The steps sp_iter_next leaves out of line: a NULL pool, a cursor at the end, the end of a
+   chunk in memory order, and a member that left its life in acquisition order. */
+static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
+    if (!pool) {
+        null_pool("sp_iter_next");
+        if (it) memset(it, 0, sizeof *it);
+        return;
+    }
+    if (!it || !it->item) return;
+    cursor_at(pool, it, walk_successor(pool, it));
+}
+
+void sp_iter_next(sp_pool *pool, sp_iter *it) {
+    if (SP__UNLIKELY(!pool || !it || !it->item)) {
+        iter_next_slow(pool, it);
+        return;
+    }
+    if (pool->ordered) { /* still the same life: its link is current */
+        const sp__oslot *o = oslot_at(pool, it->_slot);
+        if (SP__LIKELY(cursor_word(o->s.word) == it->_word)) {
+            uint32_t next = o->s.next;
+            if (next == SP__NIL)
+                memset(it, 0, sizeof *it);
+            else /* its prev is the member the cursor leaves */
+                cursor_fill(pool, it, next, it->_slot, it->_word);
+            return;
+        }
+    } else { /* the rest of this chunk */
+        uint32_t idx = it->_slot + 1u, c = idx >> pool->chunk_shift;
+        if (SP__LIKELY(c < pool->chunk_count)) {
+            const sp__chunk *ch = &pool->chunks[c];
+            uint32_t base = c << pool->chunk_shift;
+            for (uint32_t i = idx & pool->chunk_mask; i < ch->count; i++) {
+                if (visible_leased(plain_slot_at(pool, base | i)->word)) {
+                    it->_slot = base | i;
+                    it->item = ch->items + (size_t)i * pool->stride;
+                    return;
+                }
+            }
+        }
+    }
+    iter_next_slow(pool, it);
+}
+
+/* sp_each in memory order: every built slot in turn (the cursor's rule, without its calls). fn
+   may acquire, release, grow the slot array or add chunks, so the loop bounds and arrays are
+   read again after every call. */
 static size_t each_in_memory_order(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
     for (uint32_t c = 0; c < pool->chunk_count; c++) {
         for (uint32_t i = 0; i < pool->chunks[c].count; i++) {
             if (!visible_leased(slot_at(pool, c << pool->chunk_shift | i)->word)) continue;
             n++;
-            if (!fn(pool->chunks[c].items + (size_t)i * pool->stride, user)) return n;
+            pool->hook_depth++;
+            bool go_on = fn(pool->chunks[c].items + (size_t)i * pool->stride, user);
+            pool->hook_depth--;
+            if (!go_on) return n;
         }
     }
     return n;
 }
 
 size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
-    if (!pool || !fn) return 0;
+    if (!pool) {
+        null_pool("sp_each");
+        return 0;
+    }
+    if (!fn) return 0;
     if (!pool->ordered) return each_in_memory_order(pool, fn, user);
+    /* The cursor's rules, with its state in locals and its common step spelled out (fn left
+       the member in the same life: follow its link); anything else goes through
+       cursor_successor. fn counts as a hook of the pool (hook_depth): destroy, clear and trim
+       are refused in it. */
     size_t n = 0;
-    uint32_t idx = pool->lease_head;
-    while (idx != SP__NIL) {
-        const sp__slot *s = slot_at(pool, idx);
-        uint32_t word = s->word, next = s->next, stamp = *stamp_at(pool, idx);
-        uint32_t next_word = next != SP__NIL ? slot_at(pool, next)->word : 0;
+    stamps_fresh(pool);
+    const uint64_t origin = pool->stamp_origin; /* moves only after 2^31 acquisitions in fn */
+    for (uint32_t idx = pool->lease_head; idx != SP__NIL;) {
+        const sp__oslot *o = oslot_at(pool, idx);
+        uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = o->prev, stamp = o->stamp;
+        uint32_t next_word = next != SP__NIL ? cursor_word(oslot_at(pool, next)->s.word) : 0u;
+        uint32_t prev_word = prev != SP__NIL ? cursor_word(oslot_at(pool, prev)->s.word) : 0u;
+        void *item = item_at(pool, idx);
         n++;
-        bool go_on = fn(item_at(pool, idx), user);
+        pool->hook_depth++;
+        bool go_on = fn(item, user);
+        pool->hook_depth--;
         if (!go_on) break;
-        /* Same life still leased: its link is current (fn may have appended members). Released
-           (or released and handed out again): the saved link holds while that next member is
-           still in the same life; otherwise stop rather than follow a stale link. It was the
-           last: everything after it was acquired by fn, so the walk goes on at the oldest
-           member acquired after it, found from the tail by sequence number (O(members fn
-           acquired), all of which it then visits). (Slots are looked up again after fn:
-           acquiring may have moved the slot array.) */
-        if (slot_at(pool, idx)->word == word) {
-            next = slot_at(pool, idx)->next;
-        } else if (next != SP__NIL) {
-            if (slot_at(pool, next)->word != next_word) break;
-        } else {
-            for (uint32_t i = pool->lease_tail; i != SP__NIL && (int32_t)(*stamp_at(pool, i) - stamp) > 0;
-                 i = *prev_at(pool, i))
-                next = i;
+        o = oslot_at(pool, idx); /* fn may have moved the slots (growth) */
+        if (SP__LIKELY(cursor_word(o->s.word) == word)) {
+            idx = o->s.next;
+            continue;
         }
-        idx = next;
+        sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, origin};
+        idx = walk_successor(pool, &it);
     }
     return n;
 }
@@ -1600,13 +1933,23 @@ static void leased_site(const sp_pool *p, uint32_t idx, const char **file, int *
 }
 
 size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
-    if (!pool) return 0;
+    if (!pool) {
+        null_pool("sp_leased_each");
+        return 0;
+    }
+    /* The cursor, so that fn releasing members cannot lead the walk astray; fn counts as a hook
+       (pools are never const objects: see hint_set). */
+    sp_pool *p = (sp_pool *)(uintptr_t)pool;
     size_t n = 0;
-    for (uint32_t i = leased_first(pool); i != SP__NIL; i = leased_next(pool, i)) {
+    for (sp_iter it = sp_iter_first(p); it.item; sp_iter_next(p, &it)) {
         const char *file;
         int line;
-        leased_site(pool, i, &file, &line);
-        if (fn) fn(item_at(pool, i), file, line, user);
+        leased_site(p, it._slot, &file, &line);
+        if (fn) {
+            p->hook_depth++;
+            fn(it.item, file, line, user);
+            p->hook_depth--;
+        }
         n++;
     }
     return n;
@@ -1658,7 +2001,11 @@ static size_t report_sites(const sp_pool *p, const char *what, sp_log_level leve
 }
 
 size_t sp_leak_report(const sp_pool *pool, sp_log_level level) {
-    return pool ? report_sites(pool, "leased", level) : 0;
+    if (!pool) {
+        null_pool("sp_leak_report");
+        return 0;
+    }
+    return report_sites(pool, "leased", level);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1668,7 +2015,10 @@ size_t sp_leak_report(const sp_pool *pool, sp_log_level level) {
 void sp_stats_get(const sp_pool *pool, sp_stats *out) {
     if (!out) return;
     memset(out, 0, sizeof *out);
-    if (!pool) return;
+    if (!pool) {
+        null_pool("sp_stats_get");
+        return;
+    }
     out->size = pool->size;
     out->leased = pool->leased;
     out->free = pool->size >= pool->leased ? pool->size - pool->leased : 0;
@@ -1695,14 +2045,18 @@ void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life) {
     s->word = life << SP__FLAG_BITS | (s->word & ((1u << SP__FLAG_BITS) - 1u));
 }
 
+void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired) { pool->acquired = acquired; }
+
 bool sp__pool_check(const sp_pool *p) {
     size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
     uint32_t prev = SP__NIL;
     for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
         if (!p->ordered || sp__state(s) != SP__LEASED || *prev_at(p, i) != prev) return false;
-        /* acquisition order: sequence numbers increase along the list */
-        if (prev != SP__NIL && (int32_t)(*stamp_at(p, i) - *stamp_at(p, prev)) <= 0) return false;
+        /* acquisition order: stamps rank higher along the list (while the ranks are exact) */
+        if (prev != SP__NIL && p->acquired - p->stamp_origin < (UINT64_C(1) << 32) &&
+            stamp_rank(p, i) <= stamp_rank(p, prev))
+            return false;
         prev = i;
         if (++leased > p->reserved) return false;
     }

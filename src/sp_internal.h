@@ -102,6 +102,8 @@ struct sp_pool {
     bool plain_acquire;  /* no lease list, no on_acquire: an acquisition is a pop and a count */
     bool plain_release;  /* no lease list, no on_release */
     bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
+    bool release_slow;   /* a release that is not plain takes release_general: on_release is
+                            set, or a priority callback or a teardown is running (routes_update) */
     /* The chunk of the last member found, tried before the address map; copied here so that a
        release reads no chunk record. hint_count 0: no hint. */
     uint32_t hint_count, hint_base; /* its member count and first slot index */
@@ -150,8 +152,14 @@ struct sp_pool {
     sp_priority_fn priority;
     sp_allocator allocator;
     sp_logger logger;
-    int hook_depth;   /* hooks of this pool running right now */
+    int hook_depth;   /* hooks of this pool running right now (priority and sp_each
+                         callbacks included) */
+    int scoring;      /* priority callbacks running: acquire and release are refused */
     bool destroying;
+    bool tearing_down; /* sp_clear or sp_pool_destroy running: acquisitions are refused */
+    uint32_t doomed;   /* during a teardown: the free members still to dispose (the free list
+                          is detached, so that every acquisition reaches the slow path) */
+    uint64_t stamp_origin; /* acquisition stamps compare as (stamp - origin): see stamps_fresh */
     bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
     size_t capacity;  /* fixed-buffer mode: members that fit */
     sp_registry *registry;
@@ -193,7 +201,16 @@ struct sp_pool {
     X(MSG_REG_NOT_OWNED, SP_LOG_WARN, "sp_registry_release of %p: no pool of this registry owns it") \
     X(MSG_REG_DESTROYING, SP_LOG_WARN, "%s: the registry is being destroyed: refused")             \
     X(MSG_REG_HOOK_RUNNING, SP_LOG_WARN, "%s while a hook of its pool '%s' runs: refused")         \
-    X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused")
+    X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused") \
+    X(MSG_NULL_POOL, SP_LOG_ERROR, "%s: pool is NULL")                                             \
+    X(MSG_IN_PRIORITY, SP_LOG_WARN,                                                                \
+      "%s called from this pool's priority callback: refused (priority only scores)")              \
+    X(MSG_CLEARING, SP_LOG_WARN, "acquire while the pool is being cleared: refused")               \
+    X(MSG_REENTER_LIFECYCLE, SP_LOG_WARN,                                                          \
+      "release of %p: its create/dispose hook is running (re-entry)")                              \
+    X(MSG_WALK_LOST, SP_LOG_INFO,                                                                  \
+      "iteration stopped: its place was released and the pool has since made 2^31 acquisitions") \
+    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
@@ -275,6 +292,9 @@ void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line);
 /* ---- white-box test hooks ------------------------------------------------------------- */
 /* Sets the life counter of the slot holding item (a built member), to test exhaustion. */
 void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
+/* Sets the acquisition counter (stats.acquired and the stamps that follow), to test wrap-around
+   of the 32-bit acquisition stamps without 2^32 acquisitions. */
+void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired);
 /* Checks every internal invariant (lists, counts, states); returns false and logs on error.
    O(size). */
 bool sp__pool_check(const sp_pool *pool);

@@ -1245,11 +1245,9 @@ static void fz_op_set_overflow(fz_pool *p, unsigned b) {
    Memory order: the first leased slot after the current one, so what was released meanwhile is
    skipped and what was acquired after it is visited.
    Acquisition order (include/spawnpool.h): what fn acquires comes after the member it was given
-   and is visited; if fn released that member and the member that was next, the walk stops
-   there. So the next visit is the first leased member acquired after the visited life (its
-   current next while it lives, its old next while that one lives, else what fn acquired),
-   except when both went: then none. Neighbours are told apart by life (handle), not pointer: a
-   member released and handed out again is a new acquisition, at the end. */
+   and is visited; whatever fn releases, the next visit is the first leased member acquired
+   after the visited life. Lives are told apart by handle, not pointer: a member released and
+   handed out again is a new acquisition, at the end. */
 typedef struct fz_each_ctx {
     fz_pool *p;
     unsigned bits, stop_at;
@@ -1261,14 +1259,12 @@ typedef struct fz_each_ctx {
     int release_others;     /* the callback releases other members too */
 } fz_each_ctx;
 
-/* Acquisition order: the visit after the life `self` (acquired as number `seq`), whose next life
-   was `next` when fn was called (null: none). Whatever else fn and the hooks released, the walk
-   goes on at the first member acquired after self, unless self and next both went. */
+/* Acquisition order: the visit after the life `self` (acquired as number `seq`). Whatever fn
+   and the hooks released, the walk goes on at the first member acquired after self. */
 static void fz_each_expect(fz_each_ctx *c, sp_handle self, uint64_t seq, sp_handle next) {
     fz_pool *p = c->p;
-    int self_lives = fz_find_life(p, self) != NULL;
+    (void)self, (void)next;
     c->expect = NULL;
-    if (!self_lives && !sp_handle_is_null(next) && !fz_find_life(p, next)) return; /* both went */
     const fz_member *e = fz_first_at(p, seq + 1u);
     if (e) c->expect = e->ptr;
 }
