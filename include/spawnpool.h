@@ -306,7 +306,7 @@ SP_API size_t sp_buffer_size(const sp_desc *desc, size_t members);
 SP_API const char *sp_pool_name(const sp_pool *pool);
 
 /* Changes what a saturated pool does from now on. @return SP_ERR_INVALID for a NULL pool, an
-   unknown policy, or GROW on a fixed buffer (nothing changes then). */
+   unknown policy, or GROW on a fixed buffer (nothing changes then; the last two log a line). */
 SP_API sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow);
 
 /* ---------------------------------------------------------------------------------------------

@@ -976,8 +976,15 @@ size_t sp_clear(sp_pool *pool) {
 }
 
 sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
-    if (!pool || (uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW))
+    if (!pool) return SP_ERR_INVALID;
+    if ((uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW) {
+        sp__log(pool, SP__MSG_BAD_OVERFLOW, "not a policy");
         return SP_ERR_INVALID;
+    }
+    if (pool->fixed && overflow == SP_OVERFLOW_GROW) {
+        sp__log(pool, SP__MSG_BAD_OVERFLOW, "GROW needs a heap pool, this one lives in a fixed buffer");
+        return SP_ERR_INVALID;
+    }
     pool->overflow = overflow;
     return SP_OK;
 }

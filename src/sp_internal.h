@@ -177,7 +177,8 @@ struct sp_pool {
     X(MSG_LEAK_SITE, SP_LOG_WARN, "%zu %s, acquired at %s:%d")                                     \
     X(MSG_LEAK_OTHER_SITES, SP_LOG_WARN, "%zu %s at other sites")                                  \
     X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool")       \
-    X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life (forged?)")
+    X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life (forged?)")   \
+    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused, the policy stays")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
