@@ -46,8 +46,9 @@ void fz_fail(const char *what, int line, const char *file);
         if (!(cond)) fz_fail(what, __LINE__, __FILE__);                                           \
     } while (0)
 
-/* Model-checked operations so far (printed at exit, see fuzz_pool.c). */
-extern uint64_t fz_ops_checked;
+/* Model-checked operations so far, and how many of them were on the dense pool (printed at
+   exit, see fuzz_pool.c). */
+extern uint64_t fz_ops_checked, fz_dense_ops;
 /* The operation being run, for failure reports. */
 extern int fz_op_index;
 extern const char *fz_op_name;

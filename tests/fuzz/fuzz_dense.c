@@ -497,6 +497,7 @@ static void fd_op_lookups(unsigned b, fz_input *in) {
 }
 
 void fz_dense_op(fz_input *in) {
+    fz_dense_ops++;
     if (!fd.d) {
         fd_create(in);
         return;

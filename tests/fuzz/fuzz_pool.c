@@ -50,8 +50,10 @@ void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
 
 int fz_op_index;
 const char *fz_op_name = "setup";
-uint64_t fz_ops_checked;
+uint64_t fz_ops_checked, fz_dense_ops;
 static uint64_t fz_inputs;
+static uint64_t fz_nested_checked; /* calls hooks made on other pools, checked in the hook */
+static uint64_t fz_refusals_checked; /* forbidden calls from hooks/callbacks, refused as modelled */
 static struct timespec fz_started;
 
 static double fz_elapsed(void) {
@@ -68,9 +70,15 @@ static void fz_summary(int divergences) {
             divergences == 1 ? "" : "s", (unsigned long long)fz_inputs,
             fz_inputs ? (double)fz_ops_checked / (double)fz_inputs : 0.0, s,
             s > 0 ? (double)fz_ops_checked / s : 0.0);
+    fprintf(stderr, "fuzz: of which %llu on sp_dense; besides, %llu calls from hooks into other pools and "
+            "%llu refused calls from hooks and callbacks were checked\n", (unsigned long long)fz_dense_ops,
+            (unsigned long long)fz_nested_checked, (unsigned long long)fz_refusals_checked);
 }
 
-static void fz_summary_at_exit(void) { fz_summary(0); }
+static void fz_summary_at_exit(void) {
+    static int printed; /* libFuzzer may run the exit handlers twice */
+    if (!printed++) fz_summary(0);
+}
 
 void fz_fail(const char *what, int line, const char *file) {
     const char *base = strrchr(file, '/');
@@ -384,6 +392,7 @@ static void fz_try_misuse(fz_pool *p, int kind, void *item) {
         FZ_CHECK(p->warn_lines + fz_reg_lines == lines + reg_lines + 1, "a refused registry call must log one line");
         if (p->warn_lines == lines) {
             fz_reg_lines--;
+            fz_refusals_checked++;
             return;
         }
     } else {
@@ -391,6 +400,7 @@ static void fz_try_misuse(fz_pool *p, int kind, void *item) {
     }
     FZ_CHECK(strcmp(p->last_log_pool, p->name) == 0, "the refusal does not name the pool");
     p->warn_lines--;
+    fz_refusals_checked++;
 }
 
 /* What a hook tries: everything above but an acquisition (which is allowed, except from
@@ -430,7 +440,7 @@ static void fz_hook_acquire(void *item, const void *arg, void *user) {
     fz_pool *c = &fz_pools[p->child_slot];
     if (!c->pool) return;
     void *r = fz_op_acquire(c, p->child_spawn ? 3 : 1, 0);
-    fz_ops_checked++;
+    fz_nested_checked++;
     if (!r) return;
     fz_member *cm = fz_find(c, r);
     FZ_CHECK(cm != NULL && cm->leased, "a spawned child is not leased in its pool's model");
@@ -458,7 +468,7 @@ static void fz_hook_release(void *item, void *user) {
         if (cm) {
             sp_result r = p->child_registry ? sp_registry_release(fz_reg, cp) : sp_release(c->pool, cp);
             fz_release_ok(c, cm, r);
-            fz_ops_checked++;
+            fz_nested_checked++;
         }
     }
     /* In either order, iteration does not visit a member whose on_release is running. */
@@ -637,15 +647,33 @@ static void fz_check_foreign_handles(fz_pool *p) {
     for (size_t i = 0; i < fz_gone_n; i++)
         FZ_CHECK(sp_resolve(p->pool, fz_gone[i]) == NULL, "a destroyed pool's handle resolves in a later pool");
 #endif
+    /* Another pool's handles: a few each time, in turn (each logs a formatted warning, which
+       would otherwise cost more than the rest of the check). */
+    static size_t turn;
     for (int q = 0; q < FZ_POOLS; q++) {
         fz_pool *o = &fz_pools[q];
         if (o == p || !o->pool) continue;
-        for (size_t i = 0; i < o->stale_n; i++)
-            FZ_CHECK(sp_resolve(p->pool, o->stale[i]) == NULL, "another pool's stale handle resolves");
-        for (size_t i = 0; i < o->n; i++)
-            if (o->m[i].leased)
-                FZ_CHECK(sp_resolve(p->pool, o->m[i].handle) == NULL, "another pool's handle resolves");
+        for (int k = 0; k < 4; k++, turn++) {
+            if (o->stale_n)
+                FZ_CHECK(sp_resolve(p->pool, o->stale[turn % o->stale_n]) == NULL, "another pool's stale handle resolves");
+            const fz_member *mb = o->n ? &o->m[turn % o->n] : NULL;
+            if (mb && mb->leased)
+                FZ_CHECK(sp_resolve(p->pool, mb->handle) == NULL, "another pool's handle resolves");
+        }
     }
+}
+
+/* The leased members in the pool's order (insertion sort: a few dozen members). */
+static size_t fz_sorted(fz_pool *p, const fz_member **out) {
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const fz_member *mb = &p->m[i];
+        if (!mb->leased) continue;
+        size_t j = k++;
+        for (; j > 0 && fz_key(p, out[j - 1]) > fz_key(p, mb); j--) out[j] = out[j - 1];
+        out[j] = mb;
+    }
+    return k;
 }
 
 /* What sp_leased_each visited, in its order. */
@@ -668,24 +696,21 @@ static void fz_check_pool(fz_pool *p) {
     fz_check_stats(p);
 
     /* The leased set in the pool's order: oldest acquisition first, or ascending slot index. */
+    static const fz_member *order[FZ_MEMBERS];
+    size_t leased = fz_sorted(p, order);
     const void *it = sp_first(p->pool);
-    size_t leased = fz_leased_count(p);
-    const fz_member *want = fz_first_at(p, 0);
     for (size_t k = 0; k < leased; k++) {
-        FZ_CHECK(want != NULL && it == want->ptr,
-                 p->memory ? "sp_first/sp_next order differs from slot order"
-                           : "sp_first/sp_next order differs from acquisition order");
+        FZ_CHECK(it == order[k]->ptr, p->memory ? "sp_first/sp_next order differs from slot order"
+                                                : "sp_first/sp_next order differs from acquisition order");
         it = sp_next(p->pool, it);
-        want = fz_first_at(p, fz_key(p, want) + 1u);
     }
     FZ_CHECK(it == NULL, "sp_next visits more members than are leased");
     static fz_walk w;
     w.n = 0;
     FZ_CHECK(sp_leased_each(p->pool, fz_walk_fn, &w) == leased && w.n == leased,
              "sp_leased_each miscounts the leased members");
-    want = fz_first_at(p, 0);
-    for (size_t k = 0; k < w.n; k++, want = fz_first_at(p, fz_key(p, want) + 1u))
-        FZ_CHECK(want != NULL && w.seen[k] == want->ptr, "sp_leased_each order differs from the pool's order");
+    for (size_t k = 0; k < w.n; k++)
+        FZ_CHECK(w.seen[k] == order[k]->ptr, "sp_leased_each order differs from the pool's order");
 
     for (size_t i = 0; i < p->n; i++) {
         const fz_member *mb = &p->m[i];
@@ -802,7 +827,7 @@ static void fz_slot_create(int slot, unsigned order, fz_input *in) {
     unsigned b0 = fz_byte(in), b1 = fz_byte(in), b2 = fz_byte(in);
 
     memset(p, 0, sizeof *p);
-    p->policy = (sp_overflow)(b0 % 3);
+    p->policy = (sp_overflow)((b0 & 3u) == 3u ? SP_OVERFLOW_RECLAIM : (b0 & 3u)); /* bits 0-1 */
     p->hooks = (b0 >> 2) & 15u;
     p->has_priority = (int)((b0 >> 6) & 1u);
     p->fixed = (int)((b0 >> 7) & 1u);
