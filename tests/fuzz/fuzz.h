@@ -18,7 +18,8 @@
                        sp_registry_destroy from any hook is refused as a whole, one line
                        (decision 4).
    FZ_MODEL_TAG_LIVES  a destroyed pool's handles never resolve in a later pool (issue 9 item 6).
-   FZ_MODEL_REGISTRY_API  sp_registry_resolve and sp_registry_release_all (decisions 5, 9). */
+   FZ_MODEL_REGISTRY_API  sp_registry_resolve and sp_registry_release_all (decisions 5, 9);
+                       sp_spawn and sp_registry_remove of an unknown name log one line. */
 #ifndef FZ_MODEL_GUARDS
 #  define FZ_MODEL_GUARDS 0
 #endif

@@ -1621,6 +1621,10 @@ static void fz_op_registry(fz_input *in) {
     FZ_CHECK(sp_registry_get(fz_reg, "nobody") == NULL, "sp_registry_get of an unknown name");
     FZ_CHECK(sp_spawn(fz_reg, "nobody", NULL) == NULL, "sp_spawn of an unknown name");
     FZ_CHECK(sp_registry_remove(fz_reg, "nobody") == SP_ERR_INVALID, "sp_registry_remove of an unknown name");
+#if FZ_MODEL_REGISTRY_API
+    fz_reg_expected += 2; /* spawn and remove of an unknown name are misuse: one line each (a
+                             lookup, sp_registry_get, stays silent) */
+#endif
     (void)in;
 }
 
