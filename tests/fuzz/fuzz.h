@@ -19,7 +19,12 @@
                        (decision 4).
    FZ_MODEL_TAG_LIVES  a destroyed pool's handles never resolve in a later pool (issue 9 item 6).
    FZ_MODEL_REGISTRY_API  sp_registry_resolve and sp_registry_release_all (decisions 5, 9);
-                       sp_spawn and sp_registry_remove of an unknown name log one line. */
+                       sp_spawn and sp_registry_remove of an unknown name log one line.
+   FZ_MODEL_RATE_LIMITS  sp_dense warns about growth past max when the places past it reach 1,
+                       2, 4, 8... (as sp_pool does), not on every growth (issue 11 item 9). */
+#ifndef FZ_MODEL_RATE_LIMITS
+#  define FZ_MODEL_RATE_LIMITS 0
+#endif
 #ifndef FZ_MODEL_GUARDS
 #  define FZ_MODEL_GUARDS 0
 #endif

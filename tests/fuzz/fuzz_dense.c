@@ -63,6 +63,7 @@ typedef struct fd_model {
     size_t move_from, move_to;
 
     int lines, lines_expected;
+    uint64_t grow_warn_at; /* FZ_MODEL_RATE_LIMITS: the next grown_past_max that warns (0: the first) */
     char last_log_name[32];
 
     /* allocator: sizes checked, failures on demand */
@@ -274,7 +275,15 @@ static void fd_learn_capacity(int may_grow, size_t need) {
     if (cap > fd.limit) {
         FZ_CHECK(fd.policy == SP_OVERFLOW_GROW, "dense: grew past max without GROW");
         fd.expect.grown_past_max += cap - (fd.cap > fd.limit ? fd.cap : fd.limit);
-        fd.lines_expected++;
+#if FZ_MODEL_RATE_LIMITS
+        /* a warning when the places past max reach 1, 2, 4, 8... */
+        if (fd.expect.grown_past_max >= fd.grow_warn_at) {
+            fd.lines_expected++;
+            while (fd.grow_warn_at <= fd.expect.grown_past_max) fd.grow_warn_at = fd.grow_warn_at ? fd.grow_warn_at * 2u : 1u;
+        }
+#else
+        fd.lines_expected++; /* one warning per growth past max */
+#endif
     }
     fd.cap = cap;
 }
