@@ -220,7 +220,9 @@ typedef struct fz_pool {
     int warn_lines; /* WARN and ERROR lines logged (a hook's refused call, once checked, is
                        taken off again) */
     int lines_expected; /* what the model says warn_lines is after each operation */
-    int resolve_lines;  /* "resolve of handle" warnings: counted apart, see fz_op_handles */
+    int resolve_lines;  /* "resolve of handle" warnings: counted apart (fz_resolve_foreign) */
+    int resolve_expected;
+    uint64_t foreign_resolves; /* handles of other pools it was asked to resolve */
     char last_log_pool[32];
 
     fz_alloc alloc;
@@ -640,6 +642,21 @@ static void fz_check_stats(fz_pool *p) {
     }
 }
 
+/* Resolving another pool's handle: NULL, and a warning. This library warns every time; with
+   FZ_MODEL_RATE_LIMITS (issue 11 item 9) the first time, then when the count reaches a power of
+   two. A stale handle of the pool's own is silent. */
+static void *fz_resolve_foreign(fz_pool *p, sp_handle h) {
+    void *r = sp_resolve(p->pool, h);
+    uint64_t n = ++p->foreign_resolves;
+#if FZ_MODEL_RATE_LIMITS
+    if ((n & (n - 1u)) == 0) p->resolve_expected++;
+#else
+    (void)n;
+    p->resolve_expected++;
+#endif
+    return r;
+}
+
 /* Every handle of an ended life, and every live handle of another pool, resolves to NULL. */
 static void fz_check_foreign_handles(fz_pool *p) {
     for (size_t i = 0; i < p->stale_n; i++)
@@ -647,6 +664,7 @@ static void fz_check_foreign_handles(fz_pool *p) {
 #if FZ_MODEL_TAG_LIVES
     for (size_t i = 0; i < fz_gone_n; i++)
         FZ_CHECK(sp_resolve(p->pool, fz_gone[i]) == NULL, "a destroyed pool's handle resolves in a later pool");
+    p->resolve_expected = p->resolve_lines; /* (a reused tag makes those stale or forged: not modelled) */
 #endif
     /* Another pool's handles: a few each time, in turn (each logs a formatted warning, which
        would otherwise cost more than the rest of the check). */
@@ -656,10 +674,10 @@ static void fz_check_foreign_handles(fz_pool *p) {
         if (o == p || !o->pool) continue;
         for (int k = 0; k < 4; k++, turn++) {
             if (o->stale_n)
-                FZ_CHECK(sp_resolve(p->pool, o->stale[turn % o->stale_n]) == NULL, "another pool's stale handle resolves");
+                FZ_CHECK(fz_resolve_foreign(p, o->stale[turn % o->stale_n]) == NULL, "another pool's stale handle resolves");
             const fz_member *mb = o->n ? &o->m[turn % o->n] : NULL;
             if (mb && mb->leased)
-                FZ_CHECK(sp_resolve(p->pool, mb->handle) == NULL, "another pool's handle resolves");
+                FZ_CHECK(fz_resolve_foreign(p, mb->handle) == NULL, "another pool's handle resolves");
         }
     }
 }
@@ -736,6 +754,7 @@ static void fz_check_all_cheap(void) {
         if (!p->pool) continue;
         fz_check_stats(p);
         FZ_CHECK(p->warn_lines == p->lines_expected, "the pool logged other lines than the model predicts");
+        FZ_CHECK(p->resolve_lines == p->resolve_expected, "the pool's resolve warnings differ from the model");
     }
     FZ_CHECK(fz_reg_lines == fz_reg_expected, "the registry logged other lines than the model predicts");
 }
@@ -1462,7 +1481,15 @@ static void fz_op_handles(fz_pool *p, fz_input *in) {
     void *want = NULL;
     for (size_t i = 0; i < p->n; i++)
         if (p->m[i].leased && p->m[i].handle.id == forged) want = p->m[i].ptr;
+    if (!p->tag && forged) return; /* no handle yet: whether it is foreign cannot be told */
+    if (forged && ((forged & FZ_TAG_MASK) | 1u) != p->tag) {
+        FZ_CHECK(fz_resolve_foreign(p, h) == NULL, "a handle with another pool's tag resolved");
+        return;
+    }
     FZ_CHECK(sp_resolve(p->pool, h) == want, "a forged handle resolved");
+    /* Own tag: stale (silent) or a slot or life that never was (a warning); the model does not
+       track the highest life of every slot, so it takes the count as it is. */
+    p->resolve_expected = p->resolve_lines;
 }
 
 /* Walks the leased members releasing some of them, as a game's update loop does. */
