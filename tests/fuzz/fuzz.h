@@ -20,8 +20,15 @@
    FZ_MODEL_TAG_LIVES  a destroyed pool's handles never resolve in a later pool (issue 9 item 6).
    FZ_MODEL_REGISTRY_API  sp_registry_resolve and sp_registry_release_all (decisions 5, 9);
                        sp_spawn and sp_registry_remove of an unknown name log one line.
-   FZ_MODEL_RATE_LIMITS  sp_dense warns about growth past max when the places past it reach 1,
-                       2, 4, 8... (as sp_pool does), not on every growth (issue 11 item 9). */
+   FZ_MODEL_ITER       the sp_iter cursor (decision 8): its order, and walks whose body releases
+                       and acquires as an sp_each callback does.
+   FZ_MODEL_RATE_LIMITS  decision 7 and issue 11 item 9: resolving another pool's handle warns
+                       the first time, then when the count reaches a power of two; sp_dense warns
+                       about growth past max when the places past it reach 1, 2, 4, 8... (as
+                       sp_pool does), not on every growth. */
+#ifndef FZ_MODEL_ITER
+#  define FZ_MODEL_ITER 0
+#endif
 #ifndef FZ_MODEL_RATE_LIMITS
 #  define FZ_MODEL_RATE_LIMITS 0
 #endif

@@ -732,6 +732,12 @@ static void fz_check_pool(fz_pool *p) {
         it = sp_next(p->pool, it);
     }
     FZ_CHECK(it == NULL, "sp_next visits more members than are leased");
+#if FZ_MODEL_ITER
+    size_t k = 0;
+    for (sp_iter cur = sp_iter_first(p->pool); cur.item; sp_iter_next(p->pool, &cur), k++)
+        FZ_CHECK(k < leased && cur.item == order[k]->ptr, "the cursor's order differs from the pool's order");
+    FZ_CHECK(k == leased, "the cursor visits fewer members than are leased");
+#endif
     static fz_walk w;
     w.n = 0;
     FZ_CHECK(sp_leased_each(p->pool, fz_walk_fn, &w) == leased && w.n == leased,
@@ -1636,6 +1642,37 @@ static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
     }
 }
 
+#if FZ_MODEL_ITER
+/* The same walk with the cursor (decision 8): sp_each's rules for a pool that changes under it,
+   the loop body doing what fz_each_fn does. */
+static void fz_op_iter(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra) {
+    static fz_each_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.bits = bits;
+    c.stop_at = stop_at;
+    c.acquires = extra & 3u;
+    c.acquire_kind = (int)((extra >> 2) & 3u);
+    c.release_others = (int)((extra >> 4) & 1u);
+    if (!p->memory) {
+        const fz_member *first = fz_first_at(p, 0);
+        c.expect = first ? first->ptr : NULL;
+    }
+    int stopped = 0;
+    for (sp_iter it = sp_iter_first(p->pool); it.item; sp_iter_next(p->pool, &it)) {
+        if (!fz_each_fn(it.item, &c)) {
+            stopped = 1;
+            break;
+        }
+    }
+    if (!stopped && p->memory) {
+        FZ_CHECK(fz_first_at(p, c.from) == NULL, "the cursor ended before the last leased slot");
+    } else if (!stopped) {
+        FZ_CHECK(c.expect == NULL, "the cursor ended before the last leased member");
+    }
+}
+#endif
+
 /* a takes b as its partner (b's current life), unless that would close a cycle. */
 static void fz_op_link(fz_pool *p, unsigned ba, unsigned bb) {
     fz_member *a = fz_pick_member(p, ba, 1), *b = fz_pick_member(p, bb, 1);
@@ -1846,6 +1883,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 fz_op_name = "sp_each";
                 unsigned bits = fz_byte(&in), b = fz_byte(&in);
                 fz_op_each(p, bits, b % 8, b >> 3, FZ_MISUSE_NONE); /* (extra: bits once ignored) */
+#if FZ_MODEL_ITER
+            } else if (sub == 7) {
+                fz_op_name = "sp_iter";
+                unsigned bits = fz_byte(&in), b = fz_byte(&in);
+                fz_op_iter(p, bits, b % 8, b >> 3);
+#endif
             } else {
                 fz_op_name = "iterate+release";
                 fz_op_iterate_release(p, fz_byte(&in));
