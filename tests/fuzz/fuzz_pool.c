@@ -733,10 +733,10 @@ static void fz_check_pool(fz_pool *p) {
     }
     FZ_CHECK(it == NULL, "sp_next visits more members than are leased");
 #if FZ_MODEL_ITER
-    size_t k = 0;
-    for (sp_iter cur = sp_iter_first(p->pool); cur.item; sp_iter_next(p->pool, &cur), k++)
-        FZ_CHECK(k < leased && cur.item == order[k]->ptr, "the cursor's order differs from the pool's order");
-    FZ_CHECK(k == leased, "the cursor visits fewer members than are leased");
+    size_t steps = 0;
+    for (sp_iter cur = sp_iter_first(p->pool); cur.item; sp_iter_next(p->pool, &cur), steps++)
+        FZ_CHECK(steps < leased && cur.item == order[steps]->ptr, "the cursor's order differs from the pool's order");
+    FZ_CHECK(steps == leased, "the cursor visits fewer members than are leased");
 #endif
     static fz_walk w;
     w.n = 0;
