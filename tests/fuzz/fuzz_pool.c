@@ -9,8 +9,18 @@
    are compared: stats and counters, the leased set and its order (sp_first/sp_next, sp_each,
    sp_release_all, sp_leased_each, the reclaim victim: acquisition order or slot order, per pool),
    handle validity (current, stale, foreign and forged handles, and the one sp_acquire_handle
-   gives), hook calls and their order, member contents across lives, allocator traffic and log
-   lines. Any disagreement prints what differed and traps, so libFuzzer saves the input.
+   gives), hook calls and their order, member contents across lives, allocator traffic and every
+   log line (each pool's, the registry's: exactly the lines the model predicts). Any
+   disagreement prints what differed and traps, so libFuzzer saves the input.
+
+   Hooks do more than record (op "hook program"): on_acquire spawns a child in a later pool and
+   on_release sends it back, each nested call checked against that pool's model inside the hook;
+   on_release releases a partner in its own pool; and every hook may try a forbidden call on its
+   own pool (clear, trim, destroy, registry remove, releasing its own member), which must be
+   refused with one line and no change. The registry's lookups and refusals have their own op,
+   and an sp_dense has its own model (fuzz_dense.c). Behaviour still being built elsewhere is
+   behind the FZ_MODEL_* switches of fuzz.h. At exit the fuzzer prints how many operations were
+   model-checked, and how fast.
 
    The model does not guess what the contract leaves open (which free member is handed out, which
    free members trim disposes): it accepts any answer the contract allows and learns from it.
