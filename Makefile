@@ -1,53 +1,43 @@
 # SPDX-License-Identifier: Zlib
-# The README's two commands. Each installs the Debian packages it needs (apt-get when root,
-# otherwise it prints the command), configures with CMake, builds and runs.
-#   make demo   the fountain demo: pooled vs spawn-and-destroy
-#   make test   every test: the cmocka suite (gcc, optimised) and again under ASan+UBSan (clang)
-#               (+ the suite under valgrind, the fuzzer for ~25 s, clang-tidy and cppcheck)
+# The README's commands. Each first runs tools/deps.sh, which looks for the tools and headers the
+# goal needs and installs what is missing with apt-get when run as root (its output shown), or
+# prints the command otherwise; SP_NO_INSTALL=1 never installs. Then CMake configures, builds, runs.
+#   make demo       the fountain demo: pooled vs spawn-and-destroy         (build/demo)
+#   make examples   every example and demo, into build/demo/examples/     (build/demo)
+#   make test       every test: the cmocka suite (gcc, optimised; build/release) + valgrind, and
+#                   again with clang, ASan+UBSan (build/asan) + fuzzer ~25 s, clang-tidy, cppcheck
+#   make install    the libraries, headers, CMake package and pkg-config files into PREFIX
+#   make bench      the benchmark suite (QUICK=1: about a minute); results in build/bench/results/
+#   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
+#   make fuzz       the fuzzer for FUZZ_SECONDS
+#   make docs-images   every picture in docs/img, from the demos' headless modes
+# Each goal has its own build directory, so `make demo` then `make test` rebuilds nothing twice.
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE     ?= cmake
 DEMO_ARGS ?=
+PREFIX    ?= /usr/local
+DEPS      ?= tools/deps.sh
 
-TEST_PKGS = cmake gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev valgrind libsdl2-dev zlib1g-dev \
-            clang-tidy cppcheck
-DEMO_PKGS = cmake gcc g++ make pkg-config libsdl2-dev zlib1g-dev
-BENCH_PKGS = cmake gcc g++ make pkg-config libboost-dev libglib2.0-dev libmimalloc-dev \
-             libjemalloc-dev libgoogle-perftools-dev gnuplot-nox valgrind
-
-# Installs the packages named in $(1) that dpkg does not list as installed.
-define ensure_pkgs
-	@missing=""; for p in $(1); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing:$$missing"; \
-	    if [ ! -f $(BUILD)/.apt-updated ]; then apt-get update -qq && mkdir -p $(BUILD) && touch $(BUILD)/.apt-updated; fi; \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	  else \
-	    echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
-	  fi; \
-	fi
-endef
-
-.PHONY: all demo test deps-test deps-demo clean fuzz
+.PHONY: all demo examples test install clean fuzz
 
 all: test
 
-deps-test:
-	$(call ensure_pkgs,$(TEST_PKGS))
+demo:
+	@$(DEPS) demo
+	$(CMAKE) -S . -B $(BUILD)/demo -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/demo -j $(JOBS) --target fountain
+	$(BUILD)/demo/examples/fountain $(DEMO_ARGS)
 
-deps-demo:
-	$(call ensure_pkgs,$(DEMO_PKGS))
+examples:
+	@$(DEPS) examples
+	$(CMAKE) -S . -B $(BUILD)/demo -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/demo -j $(JOBS)
+	@echo "examples built:"; find $(BUILD)/demo/examples -maxdepth 2 -type f -perm -u+x ! -name demo_check | sort | sed 's/^/  /'
 
-demo: deps-demo
-	$(CMAKE) -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
-	$(CMAKE) --build $(BUILD)/release -j $(JOBS) --target fountain
-	./$(BUILD)/release/examples/fountain $(DEMO_ARGS)
-
-test: deps-test
+test:
+	@$(DEPS) test
 	$(CMAKE) -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
 	$(CMAKE) --build $(BUILD)/release -j $(JOBS)
 	cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS)
@@ -57,6 +47,15 @@ test: deps-test
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
 	JOBS=$(JOBS) tools/static_analysis.sh $(BUILD)/asan
 
+# The library alone (no tests, examples or C++), Release, with the debug variant beside it.
+install:
+	@$(DEPS) install
+	$(CMAKE) -S . -B $(BUILD)/lib -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/lib -j $(JOBS)
+	@if [ -e "$(PREFIX)" ] && [ ! -w "$(PREFIX)" ]; then \
+	  echo "$(PREFIX) is not writable: run as root, or make install PREFIX=\$$HOME/.local"; exit 1; fi
+	$(CMAKE) --install $(BUILD)/lib --prefix $(PREFIX)
+
 # The model-based fuzzer (tests/fuzz) for FUZZ_SECONDS on one core in the sanitizer build; new
 # inputs go to $(BUILD)/fuzz-corpus, divergences and crashes to $(BUILD)/fuzz-crash-*. It ends
 # with "fuzz: N model-checked operations, 0 divergences (... ops/s)". `make test` runs it ~25 s.
@@ -65,29 +64,49 @@ test: deps-test
 FUZZ_SECONDS ?= 300
 FUZZ_MAX_LEN ?= 4096
 FUZZ_MODEL ?=
-fuzz: deps-test
+fuzz:
+	@$(DEPS) test
 	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "-DSP_FUZZ_MODEL=$(FUZZ_MODEL)" >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS) --target fuzz_pool
 	mkdir -p $(BUILD)/fuzz-corpus
-	./$(BUILD)/asan/tests/fuzz/fuzz_pool -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
+	$(BUILD)/asan/tests/fuzz/fuzz_pool -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) -timeout=10 \
 	  -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz- $(BUILD)/fuzz-corpus tests/fuzz/corpus
 
 clean:
 	rm -rf $(BUILD)
 
-# make bench [QUICK=1]   the benchmark suite against the peers; writes bench/results/
-# make bench-instr       instructions per operation under callgrind, appended to latest.csv
-.PHONY: bench bench-instr deps-bench bench-build
+# make bench [QUICK=1]   the benchmark suite against the peers; writes $(BUILD)/bench/results/
+# make bench-instr       instructions per operation under callgrind, added to the last run
+# make bench-publish     copies the last run (CSV, report, plots) into bench/results/
+# BENCH_NICE=0 keeps the run at normal priority (as root it raises it, and says so).
+.PHONY: bench bench-instr bench-publish bench-build
 QUICK ?=
-deps-bench:
-	$(call ensure_pkgs,$(BENCH_PKGS))
+BENCH_RESULTS = $(BUILD)/bench/results
 
-bench-build: deps-bench
+bench-build:
+	@$(DEPS) bench
 	$(CMAKE) -S . -B $(BUILD)/bench -DSP_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
 	$(CMAKE) --build $(BUILD)/bench -j $(JOBS) --target spbench spinstr spreport
 
 bench: bench-build
-	bench/run.sh $(BUILD)/bench/bench $(if $(filter 1 yes true,$(QUICK)),quick,full)
+	bench/run.sh $(BUILD)/bench/bench $(BENCH_RESULTS) $(if $(filter 1 yes true,$(QUICK)),quick,full)
 
 bench-instr: bench-build
-	bench/run.sh $(BUILD)/bench/bench $(if $(filter 1 yes true,$(QUICK)),quick,full) instr-only
+	bench/run.sh $(BUILD)/bench/bench $(BENCH_RESULTS) $(if $(filter 1 yes true,$(QUICK)),quick,full) instr-only
+
+bench-publish:
+	@[ -f $(BENCH_RESULTS)/latest.csv ] || { echo "no run in $(BENCH_RESULTS): make bench first"; exit 1; }
+	@if grep -q 'quick mode' $(BENCH_RESULTS)/latest.md; then \
+	  echo "the last run is a QUICK=1 run: publish a full one (make bench)"; exit 1; fi
+	cp $(BENCH_RESULTS)/latest.csv $(BENCH_RESULTS)/latest.md $(BENCH_RESULTS)/*.png $(BENCH_RESULTS)/*.svg bench/results/
+	cp $$(ls $(BENCH_RESULTS)/2*.csv | tail -1) bench/results/
+	@echo "bench/results/ updated: review with git diff, then commit"
+
+# make docs-images   regenerates every picture in docs/img from the demos' headless modes
+# (tools/docs_images.sh lists the commands); in its own build directory.
+.PHONY: docs-images
+docs-images:
+	@$(DEPS) examples
+	$(CMAKE) -S . -B $(BUILD)/docs-images -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/docs-images -j $(JOBS) --target fountain particles turret arena
+	tools/docs_images.sh $(BUILD)/docs-images/examples docs/img

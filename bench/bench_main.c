@@ -7,7 +7,7 @@
                 [--datadir DIR]
 
     prints CSV rows (workload,n,item_size,impl,metric,value,unit; no header) on stdout and
-    progress on stderr. bench/run.sh runs every workload and writes bench/results/.
+    progress on stderr. bench/run.sh runs every workload and writes build/bench/results/.
 
     Method, so that ratios taken in one run mean something:
     - every implementation is set up first and warmed with one untimed segment, then the timed

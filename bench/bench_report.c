@@ -6,9 +6,10 @@
 
     Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
     times, memory, steady-state allocator calls, instruction counts, and a PASS/MISS line per
-    target of issue 4), DATADIR/<workload>.dat (ns/op against N, one column per
-    implementation) and DATADIR/plots.gp, a gnuplot script that draws them as PNG and SVG next
-    to OUT.md. META.md, when given, is copied under the title (machine, compiler, date).
+    performance target the library was designed to), DATADIR/<workload>[_<size>].dat (ns/op
+    against N, one column per implementation), DATADIR/frame_bars.dat and DATADIR/plots.gp, a
+    gnuplot script that draws them as PNG and SVG next to OUT.md. META.md, when given, is copied
+    under the title (machine, compiler, date). The N columns are the ones the CSV has.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -33,8 +34,7 @@ static const char *const impl_order[] = {
 };
 enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
 
-static const size_t ns[] = {1000, 100000, 1000000};
-enum { N_COUNT = 3 };
+enum { N_MAX = 16 };
 
 static bool load(const char *path) {
     FILE *f = fopen(path, "r");
@@ -86,8 +86,31 @@ static bool has_impl(const char *workload, size_t size, const char *impl) {
     return false;
 }
 
+/* The distinct N of a workload (at every size when size is 0), ascending; at most N_MAX. */
+static size_t ns_of(const char *workload, size_t size, size_t out[N_MAX]) {
+    size_t count = 0;
+    for (size_t i = 0; i < row_count; i++) {
+        const row *r = &rows[i];
+        if (strcmp(r->workload, workload) != 0 || (size != 0 && r->size != size)) continue;
+        size_t k = 0;
+        while (k < count && out[k] < r->n) k++;
+        if ((k < count && out[k] == r->n) || count == N_MAX) continue;
+        memmove(out + k + 1, out + k, (count - k) * sizeof *out);
+        out[k] = r->n;
+        count++;
+    }
+    return count;
+}
+
+/* "1k", "16k", "1M", "1000000" -> short labels for tables and axes. */
 static const char *n_label(size_t n) {
-    return n == 1000 ? "1k" : n == 100000 ? "100k" : n == 1000000 ? "1M" : "?";
+    static char buf[4][24];
+    static int next;
+    char *b = buf[next++ & 3];
+    if (n >= 1000000 && n % 1000000 == 0) snprintf(b, sizeof buf[0], "%zuM", n / 1000000);
+    else if (n >= 1000 && n % 1000 == 0) snprintf(b, sizeof buf[0], "%zuk", n / 1000);
+    else snprintf(b, sizeof buf[0], "%zu", n);
+    return b;
 }
 
 static void fmt_ns(char *buf, size_t cap, double v) {
@@ -104,13 +127,17 @@ static void timing_table(FILE *md, const char *workload, size_t size, const char
     bool any = false;
     for (size_t i = 0; i < IMPL_COUNT && !any; i++) any = has_impl(workload, size, impl_order[i]);
     if (!any) return;
-    fprintf(md, "\n### %s, %zu-byte objects\n\n%s\n\n", workload, size, what);
-    fprintf(md, "| implementation | 1k | 100k | 1M |\n|---|---:|---:|---:|\n");
+    size_t ns[N_MAX], n_count = ns_of(workload, size, ns);
+    fprintf(md, "\n### %s, %zu-byte objects\n\n%s\n\n| implementation |", workload, size, what);
+    for (size_t k = 0; k < n_count; k++) fprintf(md, " %s |", n_label(ns[k]));
+    fprintf(md, "\n|---|");
+    for (size_t k = 0; k < n_count; k++) fprintf(md, "---:|");
+    fprintf(md, "\n");
     for (size_t i = 0; i < IMPL_COUNT; i++) {
         const char *impl = impl_order[i];
         if (!has_impl(workload, size, impl)) continue;
         fprintf(md, "| %s |", impl);
-        for (size_t k = 0; k < N_COUNT; k++) {
+        for (size_t k = 0; k < n_count; k++) {
             double med = 0, v = 0, fl = 0, gl = 0;
             char cell[128], num[32], num_med[32];
             if (!get(workload, ns[k], size, impl, "ns_per_op_min", &v) ||
@@ -175,12 +202,16 @@ static void memory_table(FILE *md) {
 static void steady_table(FILE *md) {
     fprintf(md, "\n## Allocator calls in steady state\n\nCalls to the pool's `sp_allocator` "
                 "during a second pass of fill, churn, reclaim and release-all, after a first "
-                "pass warmed the pool up.\n\n| implementation | 1k | 100k | 1M |\n"
-                "|---|---:|---:|---:|\n");
+                "pass warmed the pool up.\n\n| implementation |");
+    size_t ns[N_MAX], n_count = ns_of("steady", 64, ns);
+    for (size_t k = 0; k < n_count; k++) fprintf(md, " %s |", n_label(ns[k]));
+    fprintf(md, "\n|---|");
+    for (size_t k = 0; k < n_count; k++) fprintf(md, "---:|");
+    fprintf(md, "\n");
     for (size_t i = 0; i < IMPL_COUNT; i++) {
         if (!has_impl("steady", 64, impl_order[i])) continue;
         fprintf(md, "| %s |", impl_order[i]);
-        for (size_t k = 0; k < N_COUNT; k++) {
+        for (size_t k = 0; k < n_count; k++) {
             double v = 0;
             if (get("steady", ns[k], 64, impl_order[i], "allocator_calls", &v))
                 fprintf(md, " %.0f |", v);
@@ -242,8 +273,9 @@ static bool worst_ratio(const char *subject, const char *peer, bool inverse, con
     static const size_t sizes[] = {16, 64, 256};
     bool any = false;
     for (size_t w = 0; w < 2; w++)
-        for (size_t s = 0; s < 3; s++)
-            for (size_t k = 0; k < N_COUNT; k++) {
+        for (size_t s = 0; s < 3; s++) {
+            size_t ns[N_MAX], n_count = ns_of(workloads[w], sizes[s], ns);
+            for (size_t k = 0; k < n_count; k++) {
                 double sp = 0, p = 0;
                 if (!get(workloads[w], ns[k], sizes[s], subject, metric, &sp) ||
                     !get(workloads[w], ns[k], sizes[s], peer, metric, &p))
@@ -256,6 +288,7 @@ static bool worst_ratio(const char *subject, const char *peer, bool inverse, con
                 }
                 any = true;
             }
+        }
     return any;
 }
 
@@ -288,7 +321,7 @@ static void ratio_target(FILE *md, const char *target, const char *peer, bool in
 static void targets(FILE *md) {
     char detail[256];
     double a = 0, b = 0;
-    fprintf(md, "\n## Targets (issue 4)\n\nTiming targets are judged on the minimum over the "
+    fprintf(md, "\n## Targets\n\nThe performance targets spawnpool was designed to. Timing targets are judged on the minimum over the "
                 "repeats (the run least disturbed by other processes on a shared machine), over "
                 "LIFO and random churn at every N and object size measured; the worst cell on "
                 "medians is shown beside it.\n\n| target | result | numbers |\n"
@@ -358,38 +391,122 @@ static void targets(FILE *md) {
 static const struct {
     const char *workload, *title;
 } plots[] = {
-    {"lifo", "LIFO bursts (acquire N, release N), 64 B"},
-    {"churn", "Random churn at N live, 64 B"},
-    {"fifo", "FIFO (release oldest) at N live, 64 B"},
-    {"reclaim", "Reclaim-oldest at N live, 64 B"},
-    {"resolve", "Handle resolve over N live, 64 B"},
-    {"iterate", "Iterate and update N live, 64 B"},
+    {"lifo", "LIFO bursts (acquire N, release N)"},
+    {"churn", "Random churn at N live (release a random one, acquire one)"},
+    {"fifo", "FIFO (release oldest) at N live"},
+    {"reclaim", "Reclaim-oldest at N live"},
+    {"resolve", "Handle resolve over N live"},
+    {"iterate", "Iterate and update N live"},
 };
 
-/* One colour per implementation across every plot; spawnpool bold, the floor dashed. */
+/* What a reader needs to know about each line: the legend's words. */
+static const char *impl_legend(const char *impl) {
+    static const struct {
+        const char *impl, *legend;
+    } legends[] = {
+        {"spawnpool", "spawnpool"},
+        {"spawnpool_reclaim", "spawnpool, RECLAIM (acquisition order)"},
+        {"spawnpool_handles", "spawnpool with handles"},
+        {"spawnpool_next", "spawnpool, sp_first/sp_next"},
+        {"freelist", "bare free list (floor)"},
+        {"checked_header", "free list checking releases, header (floor)"},
+        {"checked_side", "free list checking releases, side array (floor)"},
+        {"array_order", "array in acquisition order (O(n) removal)"},
+    };
+    for (size_t i = 0; i < sizeof legends / sizeof legends[0]; i++)
+        if (strcmp(legends[i].impl, impl) == 0) return legends[i].legend;
+    return impl;
+}
+
+/* spawnpool and the floors (what a pool cannot beat) stand out; the peers are muted: thin,
+   light, still in the legend. One colour per implementation in every plot. */
 static void plot_clause(FILE *gp, bool first, const char *file, size_t column, const char *impl,
-                        bool points) {
+                        bool points, bool key) {
     static const struct {
         const char *impl, *color;
-    } colors[] = {
-        {"spawnpool", "#d62728"}, {"spawnpool_reclaim", "#ff7f0e"},
-        {"spawnpool_handles", "#e377c2"}, {"spawnpool_next", "#f7b6d2"},
-        {"freelist", "#000000"}, {"checked_header", "#555555"}, {"checked_side", "#999999"},
-        {"array_order", "#7f7f7f"},
-        {"boost_pool", "#1f77b4"}, {"gslice", "#17becf"}, {"glibc", "#2ca02c"},
-        {"mimalloc", "#9467bd"}, {"tcmalloc", "#8c564b"}, {"jemalloc", "#bcbd22"},
+        int width, dash;
+    } styles[] = {
+        {"spawnpool", "#d62728", 4, 1},      {"spawnpool_reclaim", "#ff7f0e", 3, 1},
+        {"spawnpool_handles", "#e377c2", 3, 1}, {"spawnpool_next", "#ff7f0e", 3, 1},
+        {"freelist", "#000000", 3, 2},       {"checked_header", "#1f4e9c", 2, 4},
+        {"checked_side", "#1f77b4", 3, 1},   {"array_order", "#555555", 2, 3},
+        {"boost_pool", "#b5c9dd", 1, 1},     {"gslice", "#b9e2e6", 1, 1},
+        {"glibc", "#bfe0bf", 1, 1},          {"mimalloc", "#d5c8e3", 1, 1},
+        {"tcmalloc", "#dacbc6", 1, 1},       {"jemalloc", "#e2e2b6", 1, 1},
     };
-    const char *color = "#444444";
-    for (size_t i = 0; i < sizeof colors / sizeof colors[0]; i++)
-        if (strcmp(colors[i].impl, impl) == 0) color = colors[i].color;
-    bool bold = strcmp(impl, "spawnpool") == 0 || strcmp(impl, "glibc") == 0;
-    fprintf(gp, "%s '%s' using 1:%zu with %s lw %d lc rgb '%s' %s title '%s'", first ? "plot" : ",",
-            file, column, points ? "linespoints" : "lines", bold ? 3 : 1, color,
-            strcmp(impl, "freelist") == 0 ? "dt 2" : "dt 1", impl);
+    const char *color = "#cccccc";
+    int width = 1, dash = 1;
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++)
+        if (strcmp(styles[i].impl, impl) == 0)
+            color = styles[i].color, width = styles[i].width, dash = styles[i].dash;
+    fprintf(gp, "%s ", first ? "plot" : ",");
+    if (file != NULL) fprintf(gp, "'%s' using 1:%zu", file, column);
+    else fprintf(gp, "NaN"); /* a legend entry only */
+    fprintf(gp, " with %s lw %d lc rgb '%s' dt %d %s '%s'",
+            points ? "linespoints pt 7 ps 0.6" : "lines", width, color, dash,
+            key ? "title" : "notitle", impl_legend(impl));
+}
+
+/* The implementations measured in workload w at `size`, in report order. */
+static size_t impls_of(const char *w, size_t size, const char *cols[IMPL_COUNT]) {
+    size_t count = 0;
+    for (size_t i = 0; i < IMPL_COUNT; i++)
+        if (has_impl(w, size, impl_order[i])) cols[count++] = impl_order[i];
+    return count;
+}
+
+/* DATADIR/<name>.dat: ns/op (minimum of the repeats) against N for the implementations of
+   workload w at `size`; returns how many columns (implementations) it has. */
+static size_t write_dat(const char *datadir, const char *name, const char *w, size_t size,
+                        const char *cols[IMPL_COUNT]) {
+    size_t count = impls_of(w, size, cols);
+    if (count == 0) return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.dat", datadir, name);
+    FILE *dat = fopen(path, "w");
+    if (dat == NULL) return 0;
+    fprintf(dat, "n");
+    for (size_t c = 0; c < count; c++) fprintf(dat, " %s", cols[c]);
+    fprintf(dat, "\n");
+    size_t ns[N_MAX], n_count = ns_of(w, size, ns);
+    for (size_t k = 0; k < n_count; k++) {
+        fprintf(dat, "%zu", ns[k]);
+        for (size_t c = 0; c < count; c++) {
+            double v = 0;
+            if (get(w, ns[k], size, cols[c], "ns_per_op_min", &v)) fprintf(dat, " %g", v);
+            else fprintf(dat, " ?");
+        }
+        fprintf(dat, "\n");
+    }
+    fclose(dat);
+    return count;
+}
+
+/* The x axis: the N measured, labelled 1k, 4k, ... 1M, with a little room either side. */
+static void write_xaxis(FILE *gp, const char *w) {
+    size_t ns[N_MAX], n_count = ns_of(w, 0, ns);
+    if (n_count == 0) return;
+    fprintf(gp, "set xrange [%g:%g]\nset xtics (", (double)ns[0] / 1.5,
+            (double)ns[n_count - 1] * 1.5);
+    for (size_t k = 0; k < n_count; k++)
+        fprintf(gp, "%s'%s' %zu", k ? ", " : "", n_label(ns[k]), ns[k]);
+    fprintf(gp, ")\n");
+}
+
+static const char *const terminals[2][2] = {
+    {"pngcairo size %d,%d noenhanced font ',10'", "png"},
+    {"svg size %d,%d dynamic noenhanced font ',10'", "svg"},
+};
+
+static void set_terminal(FILE *gp, int fmt, int width, int height, const char *outdir,
+                         const char *name) {
+    fprintf(gp, "set terminal ");
+    fprintf(gp, terminals[fmt][0], width, height);
+    fprintf(gp, "\nset output '%s/%s.%s'\n", outdir, name, terminals[fmt][1]);
 }
 
 static void write_plots(const char *datadir, const char *outdir) {
-    char path[4096];
+    char path[4096], file[4096];
     snprintf(path, sizeof path, "%s/plots.gp", datadir);
     FILE *gp = fopen(path, "w");
     if (gp == NULL) {
@@ -397,64 +514,92 @@ static void write_plots(const char *datadir, const char *outdir) {
         return;
     }
     fprintf(gp, "# generated by spreport\nset datafile missing '?'\n"
-                "set logscale xy\n"
-                "set key outside right\nset grid\nset xlabel 'live objects N'\n"
-                "set ylabel 'ns per op (minimum of the repeats)'\nset xtics ('1k' 1000, '100k' 100000, "
-                "'1M' 1000000)\n");
+                "set logscale x\nset grid\nset xlabel 'live objects N'\n"
+                "set ylabel 'ns per op (minimum of the repeats)'\nset yrange [0:*]\n");
     for (size_t p = 0; p < sizeof plots / sizeof plots[0]; p++) {
         const char *w = plots[p].workload;
         const char *cols[IMPL_COUNT];
-        size_t count = 0;
-        for (size_t i = 0; i < IMPL_COUNT; i++)
-            if (has_impl(w, 64, impl_order[i])) cols[count++] = impl_order[i];
-        if (count == 0) continue;
-        snprintf(path, sizeof path, "%s/%s.dat", datadir, w);
-        FILE *dat = fopen(path, "w");
-        if (dat == NULL) continue;
-        fprintf(dat, "n");
-        for (size_t c = 0; c < count; c++) fprintf(dat, " %s", cols[c]);
-        fprintf(dat, "\n");
-        for (size_t k = 0; k < N_COUNT; k++) {
-            fprintf(dat, "%zu", ns[k]);
-            for (size_t c = 0; c < count; c++) {
-                double v = 0;
-                if (get(w, ns[k], 64, cols[c], "ns_per_op_min", &v)) fprintf(dat, " %g", v);
-                else fprintf(dat, " ?");
-            }
-            fprintf(dat, "\n");
-        }
-        fclose(dat);
+        /* Churn: one panel per object size measured, the legend beside the last. */
+        bool panels = strcmp(w, "churn") == 0;
+        static const size_t sizes[] = {16, 64, 256};
+        size_t panel_sizes[3], panel_count = 0;
+        for (size_t s = 0; s < 3; s++)
+            if ((panels || sizes[s] == 64) && impls_of(w, sizes[s], cols) > 0)
+                panel_sizes[panel_count++] = sizes[s];
+        if (panel_count == 0) continue;
         for (int fmt = 0; fmt < 2; fmt++) {
-            fprintf(gp, "set terminal %s\nset output '%s/%s.%s'\nset title '%s'\n",
-                    fmt ? "svg size 800,500 dynamic noenhanced" : "pngcairo size 800,500 noenhanced", outdir, w,
-                    fmt ? "svg" : "png", plots[p].title);
-            char file[4096];
-            snprintf(file, sizeof file, "%s/%s.dat", datadir, w);
-            for (size_t c = 0; c < count; c++) plot_clause(gp, c == 0, file, c + 2, cols[c], true);
-            fprintf(gp, "\n");
+            set_terminal(gp, fmt, panel_count > 1 ? 1500 : 1100, 520, outdir, w);
+            write_xaxis(gp, w);
+            /* Reclaim spans O(1) against O(n): only a log scale shows both. */
+            fprintf(gp, strcmp(w, "reclaim") == 0 ? "set logscale y\nset yrange [*:*]\n"
+                                                   : "unset logscale y\nset yrange [0:*]\n");
+            fprintf(gp, "set multiplot layout 1,%zu title '%s'\n", panel_count + (panel_count > 1),
+                    plots[p].title);
+            for (size_t q = 0; q < panel_count; q++) {
+                char name[64];
+                snprintf(name, sizeof name, "%s_%zu", w, panel_sizes[q]);
+                size_t count = write_dat(datadir, name, w, panel_sizes[q], cols);
+                snprintf(file, sizeof file, "%s/%s.dat", datadir, name);
+                fprintf(gp, "set title '%zu-byte objects'\n", panel_sizes[q]);
+                /* A lone panel carries its legend outside; several share one, in a panel of its own. */
+                fprintf(gp, panel_count == 1 ? "set key outside right\n" : "unset key\n");
+                for (size_t c = 0; c < count; c++)
+                    plot_clause(gp, c == 0, file, c + 2, cols[c], true, true);
+                fprintf(gp, "\n");
+            }
+            if (panel_count > 1) {
+                /* The legend panel: legend entries only, no axes; every implementation of any
+                   panel (jemalloc runs apart, at 64 B only in a quick run). */
+                size_t count = 0;
+                for (size_t i = 0; i < IMPL_COUNT; i++)
+                    for (size_t q = 0; q < panel_count; q++)
+                        if (has_impl(w, panel_sizes[q], impl_order[i])) {
+                            cols[count++] = impl_order[i];
+                            break;
+                        }
+                fprintf(gp, "set key center center\nunset title\nunset border\nunset tics\n"
+                            "unset xlabel\nunset ylabel\nunset grid\nunset logscale\n"
+                            "set xrange [0:1]\nset yrange [0:1]\n");
+                for (size_t c = 0; c < count; c++)
+                    plot_clause(gp, c == 0, NULL, 0, cols[c], true, true);
+                fprintf(gp, "\nset border\nset tics\nset grid\nset xlabel 'live objects N'\n"
+                            "set ylabel 'ns per op (minimum of the repeats)'\n"
+                            "set yrange [0:*]\nset logscale x\n");
+            }
+            fprintf(gp, "unset multiplot\n");
         }
     }
-    /* Frame time distribution, if the frame workload wrote one. */
-    snprintf(path, sizeof path, "%s/frame_times.dat", datadir);
-    FILE *ft = fopen(path, "r");
-    if (ft != NULL) {
-        char header[512] = "";
-        if (fgets(header, sizeof header, ft) == NULL) header[0] = '\0';
-        fclose(ft);
-        const char *names[32];
-        size_t columns = 0;
-        for (char *t = strtok(header, " \n"); t && columns < 32; t = strtok(NULL, " \n"))
-            names[columns++] = t;
-        fprintf(gp, "unset logscale\nset logscale y\nset xtics auto\nset xrange [0:100]\n"
-                    "set xlabel 'percentile of frames'\nset ylabel 'frame time, ms'\n");
+    /* Frame times: p50, p99 and mean of every implementation as bars, from the CSV. */
+    snprintf(file, sizeof file, "%s/frame_bars.dat", datadir);
+    FILE *bars = fopen(file, "w");
+    size_t bar_count = 0;
+    if (bars != NULL) {
+        fprintf(bars, "# impl p50 p99 mean\n");
+        for (size_t i = 0; i < IMPL_COUNT; i++) {
+            double p50 = 0, p99 = 0, mean = 0;
+            if (!get("frame", 0, 64, impl_order[i], "frame_ms_p50", &p50) ||
+                !get("frame", 0, 64, impl_order[i], "frame_ms_p99", &p99) ||
+                !get("frame", 0, 64, impl_order[i], "frame_ms_mean", &mean))
+                continue;
+            fprintf(bars, "%s %g %g %g\n", impl_order[i], p50, p99, mean);
+            bar_count++;
+        }
+        fclose(bars);
+    }
+    if (bar_count > 0) {
+        fprintf(gp, "unset logscale\nset xtics auto rotate by -30\nset xrange [-0.6:%g]\n"
+                    "set yrange [0:*]\nset key inside top left\nset xlabel ''\n"
+                    "set ylabel 'frame time, ms'\nset style data histograms\n"
+                    "set style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
+                    "set boxwidth 0.9\n", (double)bar_count - 0.4);
         for (int fmt = 0; fmt < 2; fmt++) {
-            fprintf(gp, "set terminal %s\nset output '%s/frame.%s'\n"
-                        "set title 'Frame time distribution: fountain, pooled vs malloc'\n",
-                    fmt ? "svg size 800,500 dynamic noenhanced" : "pngcairo size 800,500 noenhanced", outdir,
-                    fmt ? "svg" : "png");
-            /* The two the target compares are drawn bold, the other peers thin. */
-            for (size_t c = 1; c < columns; c++) plot_clause(gp, c == 1, path, c + 1, names[c], false);
-            fprintf(gp, "\n");
+            set_terminal(gp, fmt, 900, 520, outdir, "frame");
+            fprintf(gp, "set title 'Game frame (fountain workload): frame time per implementation; "
+                        "lower is better'\n"
+                        "plot '%s' using 2:xtic(1) title 'p50' lc rgb '#9ecae1', "
+                        "'' using 4 title 'mean' lc rgb '#4292c6', "
+                        "'' using 3 title 'p99' lc rgb '#d62728'\n",
+                    file);
         }
     }
     fclose(gp);
@@ -484,6 +629,23 @@ int main(int argc, char **argv) {
             fclose(meta);
         }
     }
+    fprintf(md,
+            "\n## Implementations\n\n"
+            "- `spawnpool`: an `sp_pool` (DROP, memory order, no hooks); `spawnpool_reclaim` a "
+            "RECLAIM pool (acquisition order; saturated in the reclaim workload); "
+            "`spawnpool_handles` acquisitions with `sp_acquire_handle`, and `sp_resolve` in the "
+            "resolve workload; `spawnpool_next` iteration with `sp_first`/`sp_next` instead of "
+            "`sp_each`.\n"
+            "- The floors, what a pool cannot beat: `freelist` a bare intrusive free list (no "
+            "checks); `checked_header` and `checked_side` free lists that only check their "
+            "releases (a state word in a header before each member, or in an array beside the "
+            "members, as spawnpool keeps it).\n"
+            "- `array_order`: the reclaim workload's reference, an array of members kept in "
+            "acquisition order, whose oldest is removed by shifting the rest (O(n)); the way a "
+            "naive reclaim-oldest pool does it.\n"
+            "- Peers: `boost_pool` (boost::pool<>), `gslice` (GLib's slice allocator), "
+            "`glibc`, `mimalloc`, `tcmalloc`, `jemalloc` (malloc/free of each); `sp_dense` the "
+            "packed dense pool.\n");
     targets(md);
     fprintf(md, "\n## Time per operation\n\nEach cell: median · minimum ns per op over the "
                 "repeats; in brackets the minimum's ratio to the bare free list's / to glibc "

@@ -37,7 +37,8 @@
     on_acquire  on every acquisition, with the caller's `arg`; prewarming is not an acquisition
     on_release  on every release path: sp_release, sp_release_all, and a RECLAIM
     dispose     once per built member when it is destroyed: sp_trim, sp_clear, sp_pool_destroy
-                (clear and destroy run dispose, not on_release, on members still leased)
+                (clear and destroy run dispose, not on_release, on members still leased:
+                release first with sp_release_all, or sp_registry_release_all for a scene)
     A recycled member keeps its contents: only hooks reset it. A hook may acquire and release
     members of any pool, its own included, except the member it is processing.
 
@@ -57,7 +58,12 @@
     ORDER OF THE LEASED MEMBERS
     ===========================
     Iteration (sp_first/sp_next, sp_each, sp_release_all, sp_leased_each) and the reclaim
-    victim follow the pool's `order`, chosen at creation:
+    victim follow the pool's `order`, chosen at creation. MIND THE DEFAULT: a pool that leaves
+    `.order` out walks its members in MEMORY order, not in the order they were acquired,
+    unless its overflow is SP_OVERFLOW_RECLAIM. Code ported from a linked list that appends new
+    objects (update order = creation order) must say `.order = SP_ORDER_ACQUISITION` to keep
+    behaving the same; memory order is faster to walk and to release, and is the right default
+    only where the order of updates does not matter.
     SP_ORDER_ACQUISITION  oldest acquisition first; a reclaim takes the oldest. Kept in a list
                           that every acquire and release updates (two more cache lines touched
                           by a release). The default under SP_OVERFLOW_RECLAIM.
@@ -66,13 +72,20 @@
                           member's own bookkeeping. A reclaim (sp_acquire_force, or RECLAIM set
                           later with sp_set_overflow) takes the next leased member after the one
                           it took last, round robin in memory order. The default otherwise.
+    Free members are handed out lowest address first when they were built (on demand, by
+    `initial` or by sp_prewarm), so a pool filled in order is in acquisition order in memory
+    too, and a memory-order RECLAIM takes the oldest of a saturated pool filled in order. A
+    released member is the next one handed out (the free list is a stack).
 
     HANDLES
     =======
     A plain pointer to a released member still works: it points at whatever the pool hands out
     next. An sp_handle expires with the life it was taken in: sp_resolve() returns the member
     while that life lasts and NULL after (release, reclaim, clear, destroy), and NULL for a
-    handle from another pool. The 64 bits of sp_handle.id are
+    handle from another pool. A stale handle (its life ended) is the normal case and silent; a
+    handle of another pool, or a forged id, is a bug and logs a warning, rate-limited per pool
+    and kind: the first, then each time the count reaches a power of two, with the count
+    ("... (1024 so far)"), so 200,000 bad lookups log 18 lines. The 64 bits of sp_handle.id are
 
         bits 63..36  life     (28 bits) counter of the slot's lives, never 0
         bits 35..24  pool tag (12 bits) unique among pools alive at the same time
@@ -82,6 +95,15 @@
     so a stale handle can never match by wrap-around (a fixed-buffer pool then has one member
     less: after 2^28 lives of one slot). A pool holds at most 2^24 slots and at
     most 4095 pools are alive at once.
+    A handle never resolves in any pool but the one that issued it, for the life of the
+    process, even though tags come back (a game that rebuilds its pools every level gets a
+    destroyed pool's tag again after 4095 creations): a pool that takes a tag starts every
+    slot's life above every life that tag ever handed out, and a tag with fewer than 2^24 lives
+    left is retired for good. The bound: each tag serves 2^28 - 2^24 - 1 lives, and a pool uses
+    up as many as its busiest slot handed out, so creation fails (logged) only after the
+    process's pools have used up about 10^12 lives that way (100 pools a level, 10,000 lives
+    each, a level a minute: 19 years). sp_dense shares the tags and the rule. See
+    docs/design.md.
 
     MEMORY
     ======
@@ -107,12 +129,25 @@
     fills members of pools without a `create` hook with 0xDD). sp_acquire and friends are then
     macros that record __FILE__/__LINE__, so that leak reports name acquisition sites:
         bullets: 3 leaked, acquired at game.c:120
-    sp_leak_report() prints the same at any time; sp_leased_each() walks them. See
-    docs/safety.md.
+    sp_leak_report() prints the same at any time; sp_leased_each() walks them. With SP_DEBUG=0
+    the library records no sites and says so: "bullets: 3 leaked (sites not recorded: build
+    with SP_DEBUG=1)". A game that acquires through its own function (entity_create) records
+    that function's line unless it forwards its caller's site: give it an _at twin that takes
+    file and line and calls sp_acquire_with_at, and a macro that supplies them:
+        entity *entity_create_at(game *g, float x, float y, const char *file, int line);
+        #define entity_create(...) entity_create_at(__VA_ARGS__, __FILE__, __LINE__)
+    (docs/guide.md, "Porting from a linked list", has the whole example). See docs/safety.md.
+    The checks need the library itself built with them: `cmake --install` installs
+    libspawnpool (SP_DEBUG=0 in Release) and libspawnpool-debug (SP_DEBUG=1); CMake's
+    spawnpool::spawnpool links the debug one in Debug configurations, pkg-config users ask for
+    spawnpool-debug.
 
     THREADS
     =======
     A pool is used by one thread at a time. Different pools may be used by different threads.
+
+    C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
+    objects it hands out (docs/guide.md, section 12).
 
     See docs/design.md for the memory layout and complexity of every call.
 */
@@ -123,6 +158,8 @@
 #define SP_VERSION_MINOR 2
 #define SP_VERSION_PATCH 0
 #define SP_VERSION "0.2.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
+#define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
 /* Debug checks (see DEBUG CHECKS above): 0 off, 1 poisoning + acquisition sites + write-after-
    release checksums, 2 also fills released members of pools without a `create` hook.
@@ -224,14 +261,17 @@ typedef double (*sp_priority_fn)(const void *item, void *user);
 
 /* Everything a pool is made from. Zero means default: fill it with designated initializers. */
 typedef struct sp_desc {
-    const char *name;       /* for log lines and the registry; copied (="" ) */
+    const char *name;       /* for log lines and the registry; copied, at most 47 bytes (a
+                               longer name is cut and an info line says so) (="") */
     size_t item_size;       /* bytes per member; required */
     size_t item_align;      /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;         /* members built at creation (=0) */
     size_t max;             /* most members built (=0: unbounded); mutable with sp_set_max */
     sp_overflow overflow;   /* what a saturated pool does (=SP_OVERFLOW_DROP) */
     sp_order order;         /* iteration and reclaim order, fixed for the pool's life
-                               (=ACQUISITION under RECLAIM, MEMORY otherwise) */
+                               (=ACQUISITION under RECLAIM, MEMORY otherwise: NOT the order of
+                               acquisition unless you ask for it; see ORDER OF THE LEASED
+                               MEMBERS) */
     size_t chunk_items;     /* members reserved per allocation (=max(256, initial), at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
@@ -269,9 +309,10 @@ typedef struct sp_stats {
 /* Creates a pool and builds desc->initial members.
    @param desc  the description; copied, so it may live on the stack
    @return the pool, or NULL (with a logged reason, nothing leaked) when desc is NULL or invalid
-           (item_size 0, alignment not a power of two, sizes that overflow, a buffer too small
-           for one member or for `initial`, GROW with a buffer, more than 4095 live pools) or
-           the allocator fails. O(initial). */
+           (item_size 0, alignment not a power of two, sizes that overflow, `initial` above
+           2^24 or above max, a buffer too small for one member or for `initial`, GROW with a
+           buffer; the line names the field at fault), when no pool tag is free (more than
+           4095 live pools, see HANDLES) or the allocator fails. O(initial). */
 SP_API sp_pool *sp_pool_create(const sp_desc *desc);
 
 /* Destroys every member (dispose runs once on each; leased ones are counted and logged as
@@ -279,7 +320,8 @@ SP_API sp_pool *sp_pool_create(const sp_desc *desc);
 SP_API void sp_pool_destroy(sp_pool *pool);
 
 /* Builds up to n more free members, stopping at max. Not an acquisition: on_acquire does not
-   run. @return members built (fewer than n at max or on allocator failure). O(n). */
+   run. They are handed out next, lowest address first (before members that were free already).
+   @return members built (fewer than n at max or on allocator failure). O(n). */
 SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
 
 /* Disposes free members until at most keep_free remain (the highest slots first, so that whole
@@ -299,7 +341,7 @@ SP_API size_t sp_clear(sp_pool *pool);
 SP_API sp_result sp_set_max(sp_pool *pool, size_t max);
 
 /* Bytes a fixed buffer needs to hold `members` members of desc (alignment slack included), or
-   0 when desc is invalid or the size overflows. */
+   0 when desc is invalid, members is 0 or above 2^24, or the size does not fit in a size_t. */
 SP_API size_t sp_buffer_size(const sp_desc *desc, size_t members);
 
 /* The pool's name ("" when it has none, never NULL for a pool; NULL for NULL). */
@@ -362,7 +404,8 @@ SP_API sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int 
 SP_API sp_handle sp_handle_of(const sp_pool *pool, const void *item);
 
 /* The member while the handle's life lasts, NULL after (and for the null handle, a handle of
-   another pool, or a forged id). O(1). */
+   another pool, alive or destroyed, or a forged id; those two log a rate-limited warning, see
+   HANDLES). O(1). */
 SP_API void *sp_resolve(const sp_pool *pool, sp_handle handle);
 
 /* True when item is a member of pool that is currently leased. O(1). */
@@ -420,9 +463,41 @@ SP_API size_t sp_leak_report(const sp_pool *pool, sp_log_level level);
 /* A short description of a result code ("unknown result" for values outside the enum). */
 SP_API const char *sp_result_str(sp_result result);
 
+/* The version of the library the program runs with ("0.2.0"; SP_VERSION is the header's), and
+   as a number like SP_VERSION_NUMBER. A shared library of another minor version has another
+   soname (libspawnpool.so.0.2), so for 0.x the two agree in major and minor. */
+SP_API const char *sp_version(void);
+SP_API int sp_version_number(void);
+
 /* ---------------------------------------------------------------------------------------------
    Registry: named pools that a scene owns
    ------------------------------------------------------------------------------------------ */
+
+/* A registry holds named pools, finds the pool of any member from its pointer (so that
+   "destroy" of a pooled entity is one call), resolves handles without being told the pool, and
+   tears a scene down. Holding the sp_pool * (from sp_registry_add or sp_registry_get) is the
+   fast way to acquire: sp_spawn hashes the name on every call.
+
+   Misuse (a NULL registry or name, an empty or duplicate name, an unknown name, a pointer no pool
+   owns) returns NULL / an error code, changes nothing and logs one line. sp_registry_destroy(NULL)
+   is a no-op.
+
+   From hooks (see docs/safety.md, "Registry calls from callbacks"): every registry call may be
+   made from any hook or sp_each callback, with two exceptions, each refused with one line and no
+   change:
+   - sp_registry_destroy while a hook of any of its pools runs (or while a pool is being added,
+     or during sp_registry_release_all, or during its own destroy);
+   - while sp_registry_destroy disposes the pools, every registry call from a dispose hook
+     (sp_spawn, _get, _add, _remove, _release, _release_all, _owner, _resolve, _destroy): the
+     registry is half gone. sp_registry_count and sp_registry_pool_at still answer: they list the
+     pools not yet destroyed (and the one being destroyed).
+   sp_registry_remove of a pool whose own hook is running is refused as sp_pool_destroy is
+   (SP_ERR_INVALID, the pool stays registered).
+
+   SCENE TEARDOWN: sp_registry_release_all(reg), then sp_registry_destroy(reg). The first runs
+   every leased member's on_release (a parent returns its children to their pool), the second
+   disposes; only members still leased after the first are reported as leaks. Add parents' pools
+   before their children's. */
 
 /* How a registry gets its memory and reports: zero means default (the C library; warnings and
    errors to stderr). The pools it creates use these too unless their desc names their own. */
@@ -439,24 +514,32 @@ SP_API sp_registry *sp_registry_create(void);
    the allocator has only one of alloc and free (logged). */
 SP_API sp_registry *sp_registry_create_with(const sp_registry_desc *desc);
 
-/* Destroys every pool in the registry (leaks are logged per pool), then the registry. */
+/* Destroys every pool in the registry, in order of addition (dispose runs on every member; leaks
+   are logged per pool), then the registry. Refused as a whole (one line, nothing changes) when
+   called from a hook of one of its pools or during its own destroy; see above. NULL is a no-op.
+   O(pools^2 + members). */
 SP_API void sp_registry_destroy(sp_registry *reg);
 
-/* Creates a pool from desc and adds it under name; the desc's name defaults to name.
-   @return the pool, or NULL for a duplicate or empty name, an invalid desc or no memory. */
+/* Creates a pool from desc and adds it under name (copied); the desc's name defaults to name.
+   @return the pool, or NULL (one line, nothing kept) for a NULL or empty name, a name already
+           registered, a NULL or invalid desc, or no memory. O(1) expected, plus the pool's
+           creation. */
 SP_API sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc);
 
-/* Destroys the pool registered under name. @return SP_ERR_INVALID for an unknown name. */
+/* Destroys the pool registered under name, which leaves the registry.
+   @return SP_ERR_INVALID for an unknown name, or when the pool refused to be destroyed (called
+           from one of its own hooks: it stays registered). O(pools + the pool's members). */
 SP_API sp_result sp_registry_remove(sp_registry *reg, const char *name);
 
-/* The pool registered under name, or NULL. O(pools). */
+/* The pool registered under name, or NULL (silently for an unknown name). O(1) expected. */
 SP_API sp_pool *sp_registry_get(const sp_registry *reg, const char *name);
 
 /* Number of pools, and the i-th (in order of addition; NULL past the end), for overlays. */
 SP_API size_t sp_registry_count(const sp_registry *reg);
 SP_API sp_pool *sp_registry_pool_at(const sp_registry *reg, size_t index);
 
-/* sp_acquire_with on the pool registered under name; NULL for an unknown name. */
+/* sp_acquire_with on the pool registered under name; NULL for an unknown name (logged). O(1)
+   expected, plus the acquisition; keep the sp_pool * where it matters. */
 SP_API void *sp_spawn(sp_registry *reg, const char *name, const void *arg);
 
 SP_API void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, const char *file,
@@ -467,8 +550,27 @@ SP_API sp_result sp_registry_release_at(sp_registry *reg, void *item, const char
 SP_API sp_pool *sp_registry_owner(const sp_registry *reg, const void *item);
 
 /* Sends item back to its own pool, whichever it is (what destroy() on a pooled entity does).
-   @return sp_release's result, or SP_ERR_FOREIGN for a pointer no pool owns. */
+   NULL is a no-op returning SP_OK.
+   @return sp_release's result, or SP_ERR_FOREIGN (logged) for a pointer no pool of the registry
+           owns. O(log chunks). */
 SP_API sp_result sp_registry_release(sp_registry *reg, void *item);
+
+/* The member a handle names, in whichever pool of the registry issued it, as sp_resolve on that
+   pool (found through the handle's pool tag): NULL for the null handle, a stale handle, and,
+   silently, a handle of a pool that is not (or no longer) in this registry. O(1) expected. */
+SP_API void *sp_registry_resolve(const sp_registry *reg, sp_handle handle);
+
+/* Scene teardown, before sp_registry_destroy: releases every leased member of every pool
+   through on_release (as sp_release_all does, pool by pool in order of addition), in passes
+   until nothing is leased or a pass releases nothing. A parent's on_release may return its
+   children to a later pool, which the same pass then finds empty of them; children's pools
+   added first take one more pass per level. Hooks may acquire meanwhile: the passes are
+   bounded (one per pool, plus one), so it always ends, and what hooks left leased stays leased
+   (and is reported as leaked by sp_registry_destroy). Refused (one line, returns 0) when
+   called from a hook during another sp_registry_release_all of the same registry.
+   @return members released by the passes (not those hooks released themselves).
+   O(passes * leased) (SP_ORDER_MEMORY pools: slots). */
+SP_API size_t sp_registry_release_all(sp_registry *reg);
 
 #ifdef __cplusplus
 } /* extern "C" */

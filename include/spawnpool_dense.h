@@ -45,8 +45,10 @@
              retired, never reused, so a stale handle never matches by wrap-around (in fixed
              mode a retired slot is not replaced: after 2^28 lives of one slot the capacity
              drops by one). Tags come from the same table as sp_pool's, unique among all pools
-             alive at the same time, dense or not: a handle never resolves in another live
-             pool of either kind.
+             alive at the same time, dense or not, and with the same rule across lifetimes: a
+             pool that takes a tag starts its lives above every life the tag handed out. A
+             handle never resolves in any other pool of either kind, alive or destroyed (see
+             HANDLES in spawnpool.h for the bound).
 
     The index table behind handles: every element owns a slot. slot -> (dense index, life);
     dense index -> slot (a back-pointer, so a swap-remove can fix the moved element's slot in
@@ -70,8 +72,13 @@
     SP_OVERFLOW_DROP     sp_dense_add returns NULL and counts `dropped` (the default).
     SP_OVERFLOW_RECLAIM  the oldest element (earliest added) is removed, its handles die, and the
                          new element takes its place: same index, no on_move. Counts `reclaimed`.
+                         A pool whose retired slots leave no slot for another element is full
+                         too. When the oldest is in its slot's last life and no slot is to be
+                         had (fixed mode), it is removed like any other (on_move runs for the
+                         element that fills its place) and the next oldest makes room.
     SP_OVERFLOW_GROW     `max` is a soft budget: the array grows past it, counts `grown_past_max`
-                         and logs a warning once per growth (not with a buffer).
+                         and logs a warning when the places past max reach 1, 2, 4, 8... (not
+                         with a buffer).
     An allocator failure is not "full": the add returns NULL, logs an error and changes nothing.
 
     ERRORS AND LOGGING
@@ -80,16 +87,27 @@
     handle passed to remove, a pointer that is not an element) returns NULL or an sp_result,
     changes nothing and logs one line naming the pool through the desc's `logger` (default:
     warnings and errors to stderr). A full pool under DROP is not an error: NULL and a counter.
-    Lookups (resolve, handle_at, index_of) are silent: they answer NULL / null / SIZE_MAX.
+    A NULL pool passed to a call that needs one (create's desc, add, remove, clear, reserve)
+    logs one error line naming the call ("sp_dense_add: pool is NULL") through the default
+    logger; destroy accepts NULL silently, like free(), and so do the queries documented with
+    an answer for NULL (count, capacity, data, stride, at, index_of, handle_at, resolve, name,
+    stats). Handle lookups (resolve, resolve_index) follow sp_resolve's rule: a stale handle
+    (its element was removed) is the normal case and silent; a handle of another pool or a
+    forged id answers NULL / SIZE_MAX and logs a warning, rate-limited per pool and kind (the
+    first, then each time the count reaches a power of two, with the count: 200,000 forged
+    lookups log 18 lines).
 
     STATS
     =====
     sp_dense_stats_get fills the sp_stats of spawnpool.h: size = capacity (element places
-    reserved), leased = count, free = capacity - count, max, peak_leased, bytes (bookkeeping
-    included), created = places reserved over the pool's life (it stops moving once the array
-    stops growing), disposed = 0 (places are never given back before destroy), acquired =
-    adds (reclaims included), released = elements removed (remove, clear, reclaim), reclaimed, dropped,
-    grown_past_max.
+    reserved), leased = count, free = capacity - count, max = the cap on live elements (the
+    desc's max, 0 for unbounded; in fixed mode what the buffer holds when that is lower, as an
+    sp_pool reports), peak_leased, bytes (bookkeeping included), created = places reserved over
+    the pool's life (it stops moving once the array stops growing), disposed = 0 (places are
+    never given back before destroy), acquired = adds (reclaims included), released = elements
+    removed (remove, clear, reclaim), reclaimed, dropped, grown_past_max = element places
+    reserved beyond max under SP_OVERFLOW_GROW (so capacity - max once the array grew past it;
+    the dense counterpart of sp_pool's members built past max).
 
     THREADS
     =======
@@ -119,7 +137,8 @@ typedef void (*sp_dense_move_fn)(void *item, size_t from, size_t to, void *user)
 /* Everything a dense pool is made from. Zero means default: fill it with designated
    initializers. */
 typedef struct sp_dense_desc {
-    const char *name;         /* for log lines; copied (="") */
+    const char *name;         /* for log lines; copied, at most 255 bytes (a longer name is
+                                 cut and an info line says so) (="") */
     size_t item_size;         /* bytes per element; required */
     size_t item_align;        /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;           /* places reserved at creation, growing mode (=0) */
@@ -149,7 +168,8 @@ typedef struct sp_dense_desc {
 SP_API sp_dense *sp_dense_create(const sp_dense_desc *desc);
 
 /* Returns all memory (nothing in fixed mode). Elements are plain bytes: nothing runs on them.
-   NULL is a no-op. O(1) plus the allocator's frees. */
+   NULL is a no-op. O(slots): it reads every slot's life once, so that the next pool to take
+   its tag starts above them (see POINTERS, INDICES AND HANDLES). */
 SP_API void sp_dense_destroy(sp_dense *d);
 
 /* Removes every element: each life ends (handles stop resolving), on_move does not run, the

@@ -87,10 +87,16 @@ void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item) {
 void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, uint32_t idx) {
     sp__dbg_unpoison(item, p->item_size);
     if (rec->has_sum && rec->sum != sp__checksum(item, p->item_size)) {
-        sp__log(p, SP__MSG_WRITTEN_AFTER_RELEASE, item, idx, rec->rel_file ? rec->rel_file : "?",
-                rec->rel_file ? (int)rec->rel_line : 0);
+        if (rec->rel_file)
+            sp__log(p, SP__MSG_WRITTEN_AFTER_RELEASE, item, idx, rec->rel_file, (int)rec->rel_line);
+        else
+            sp__log(p, SP__MSG_WRITTEN_AFTER_UNSITED_RELEASE, item, idx);
     }
     rec->has_sum = 0;
+    /* The site belongs to the release that just ended: a later release without a site (a
+       plain call, sp_release_all, a reclaim) must not be reported as made here. */
+    rec->rel_file = NULL;
+    rec->rel_line = 0;
 }
 
 #endif /* SP_DEBUG */

@@ -88,6 +88,7 @@ struct sp_dense {
     uint32_t oldest;     /* head of the order list */
     uint32_t newest;     /* tail of the order list */
     uint32_t tag;
+    uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
     sp_overflow overflow;
     sp_dense_move_fn on_move;
     void *user;
@@ -99,6 +100,8 @@ struct sp_dense {
     size_t slots_bytes;  /* growing mode: the slot table and its links */
     size_t peak;
     uint64_t created, disposed, acquired, released, reclaimed, dropped, grown_past_max;
+    uint64_t foreign_handles, forged_handles; /* refused lookups, for rate-limited warnings */
+    uint64_t grow_warn_at; /* next grown_past_max value that logs a warning (0: the first) */
     char name[];         /* copied from the desc, NUL-terminated */
 };
 
@@ -153,12 +156,15 @@ static bool dense_shape_of(const sp_dense_desc *desc, dense_shape *out, const ch
     }
     if (!dense_is_pow2(align)) { *why = "item_align is not a power of two"; return false; }
     /* Keeping stride * 2^24 far from SIZE_MAX makes every later size sum overflow-free. */
-    if (desc->item_size > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2)) ||
-        align > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
-        *why = "item_size or item_align too large (sizes overflow)";
+    if (desc->item_size > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
+        *why = "item_size is too large (item_size * 2^24 elements overflows)";
         return false;
     }
-    if (desc->max > SP_DENSE_MAX_ITEMS) { *why = "max is above 2^24"; return false; }
+    if (align > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
+        *why = "item_align is too large (sizes overflow)";
+        return false;
+    }
+    if (desc->max > SP_DENSE_MAX_ITEMS) { *why = "max is above 2^24 (the most elements a dense pool holds)"; return false; }
     out->item_size = desc->item_size;
     out->align = align;
     out->stride = dense_align_up(desc->item_size, align);
@@ -222,22 +228,54 @@ static sp_handle dense_handle(const sp_dense *d, uint32_t slot) {
     return h;
 }
 
-typedef enum dense_lookup { DENSE_LIVE, DENSE_NULL, DENSE_STALE, DENSE_FOREIGN } dense_lookup;
+typedef enum dense_lookup {
+    DENSE_LIVE,
+    DENSE_NULL,
+    DENSE_STALE,   /* a life of this pool that ended */
+    DENSE_FOREIGN, /* another pool's: another tag, or a life below this pool's first */
+    DENSE_FORGED   /* this pool's tag, but a slot or a life it never handed out */
+} dense_lookup;
 
-/* Classifies a handle; *slot_out is set for DENSE_LIVE. */
+/* Why a handle that is not the null handle did not resolve. */
+static dense_lookup dense_lookup_refused(const sp_dense *d, uint32_t slot, uint32_t tag, uint32_t life) {
+    if (tag != d->tag || (life != 0 && life < d->life_first)) return DENSE_FOREIGN;
+    if (slot >= d->slot_used || life == 0) return DENSE_FORGED;
+    /* live or free: lives below s->life were issued; retired: every life up to the max was */
+    return life < d->slots[slot].life ? DENSE_STALE : DENSE_FORGED;
+}
+
+/* Classifies a handle; *slot_out is set for DENSE_LIVE. The live case first, in as few steps as
+   before lives started above 1: a slot's life is never below the pool's first, so a match
+   needs no other check. */
 static dense_lookup dense_lookup_handle(const sp_dense *d, sp_handle h, uint32_t *slot_out) {
     if (h.id == 0) return DENSE_NULL;
     uint32_t slot = (uint32_t)(h.id & (SP_DENSE_MAX_ITEMS - 1));
     uint32_t tag = (uint32_t)((h.id >> SP_DENSE_SLOT_BITS) & (SP_DENSE_TAGS - 1));
     uint32_t life = (uint32_t)(h.id >> (SP_DENSE_SLOT_BITS + SP_DENSE_TAG_BITS));
-    if (tag != d->tag || slot >= d->slot_used || life == 0) return DENSE_FOREIGN;
-    const sp_dense_slot *s = &d->slots[slot];
-    if (dense_slot_live(s)) {
-        if (life == s->life) { *slot_out = slot; return DENSE_LIVE; }
-        return life < s->life ? DENSE_STALE : DENSE_FOREIGN;
+    if (tag == d->tag && slot < d->slot_used) {
+        const sp_dense_slot *s = &d->slots[slot];
+        if (life == s->life && dense_slot_live(s)) {
+            *slot_out = slot;
+            return DENSE_LIVE;
+        }
     }
-    /* free: lives below s->life were issued; retired: every life up to the max was */
-    return life < s->life ? DENSE_STALE : DENSE_FOREIGN;
+    return dense_lookup_refused(d, slot, tag, life);
+}
+
+/* A lookup's warning for another pool's handle or a forged one (a stale handle is the normal
+   case and silent): the first of each kind, then each count that reaches a power of two, with
+   the count. The counters are bookkeeping: bumping them from a const lookup is harmless (a pool
+   is used by one thread at a time, and pools are never const objects). */
+static void dense_lookup_warn(const sp_dense *d, dense_lookup kind, sp_handle h) {
+    sp_dense *w = (sp_dense *)(uintptr_t)d;
+    uint64_t n = kind == DENSE_FOREIGN ? ++w->foreign_handles : ++w->forged_handles;
+    if ((n & (n - 1u)) != 0) return;
+    if (kind == DENSE_FOREIGN)
+        dense_log(d, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool (%llu so far)",
+                  (unsigned long long)h.id, (unsigned long long)n);
+    else
+        dense_log(d, SP_LOG_WARN, "resolve of handle %llx: no such slot or life, forged? (%llu so far)",
+                  (unsigned long long)h.id, (unsigned long long)n);
 }
 
 static void dense_order_unlink(sp_dense *d, uint32_t slot) {
@@ -318,7 +356,7 @@ static dense_take dense_slot_take(sp_dense *d, uint32_t *out) {
         if (!dense_grow_slots(d, want)) return DENSE_NO_MEMORY;
     }
     uint32_t slot = (uint32_t)d->slot_used++;
-    d->slots[slot].life = 1;
+    d->slots[slot].life = d->life_first;
     d->slots[slot].index = dense_free_index(SP_DENSE_NONE); /* the caller makes it live */
     *out = slot;
     return DENSE_TAKEN;
@@ -356,7 +394,13 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
     if (new_cap > d->limit) {
         size_t past = new_cap - (d->cap > d->limit ? d->cap : d->limit);
         d->grown_past_max += past;
-        dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements", d->limit, new_cap);
+        /* A warning when the count of places past max reaches 1, 2, 4, 8...: growing by a small
+           chunk_items would otherwise log on nearly every add. */
+        if (d->grown_past_max >= d->grow_warn_at) {
+            dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)", d->limit,
+                      new_cap, (unsigned long long)d->grown_past_max);
+            while (d->grow_warn_at <= d->grown_past_max) d->grow_warn_at = d->grow_warn_at ? d->grow_warn_at * 2u : 1u;
+        }
     }
     d->items = block;
     d->back = back;
@@ -389,13 +433,14 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     if (ok && (unsigned)desc->overflow > (unsigned)SP_OVERFLOW_GROW) why = "unknown overflow policy";
     else if (ok && (!desc->allocator.alloc) != (!desc->allocator.free))
         why = "allocator needs both alloc and free";
+    else if (ok && desc->initial > SP_DENSE_MAX_ITEMS)
+        why = "initial is above 2^24 (the most elements a dense pool holds)";
     else if (ok && desc->max && desc->initial > desc->max) why = "initial is above max";
-    else if (ok && desc->initial > SP_DENSE_MAX_ITEMS) why = "initial is above 2^24";
     else if (ok && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
         why = "SP_OVERFLOW_GROW cannot grow a fixed buffer";
     else if (ok && !desc->buffer && desc->buffer_size) why = "buffer_size without a buffer";
     if (!ok || why) {
-        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "invalid descriptor: %s", why);
+        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "sp_dense_create: invalid descriptor: %s", why);
         return NULL;
     }
 
@@ -412,18 +457,27 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
             if (lay.end <= desc->buffer_size) break;
             fit--;
         }
-        if (fit == 0 || desc->initial > fit) {
+        if (fit == 0) {
             dense_log_to(&desc->logger, name, SP_LOG_ERROR,
-                         "invalid descriptor: buffer of %zu bytes holds %zu elements (need %zu)",
-                         desc->buffer_size, fit, desc->initial ? desc->initial : (size_t)1);
+                         "sp_dense_create: invalid descriptor: buffer_size %zu is too small for one element",
+                         desc->buffer_size);
+            return NULL;
+        }
+        if (desc->initial > fit) {
+            dense_log_to(&desc->logger, name, SP_LOG_ERROR,
+                         "sp_dense_create: invalid descriptor: initial is %zu, the buffer holds %zu elements",
+                         desc->initial, fit);
             return NULL;
         }
     }
 
-    uint32_t tag = sp__tag_acquire();
+    uint32_t life_first = 0;
+    uint32_t tag = sp__tag_acquire(&life_first);
     if (tag == 0) {
-        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "more than %u pools (sp_pool and sp_dense) alive at once",
-                     (unsigned)(SP_DENSE_TAGS - 1));
+        dense_log_to(&desc->logger, name, SP_LOG_ERROR,
+                     "sp_dense_create: no pool tag free: of the %u, %u retired (lives used up), the rest in "
+                     "live pools (sp_pool and sp_dense)",
+                     (unsigned)(SP_DENSE_TAGS - 1), (unsigned)sp__tags_retired());
         return NULL;
     }
 
@@ -441,13 +495,16 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         d = (sp_dense *)allocator.alloc(self_bytes, _Alignof(sp_dense), allocator.user);
         if (!d) {
             dense_log_to(&desc->logger, name, SP_LOG_ERROR, "out of memory creating the pool");
-            sp__tag_release(tag);
+            sp__tag_release(tag, 0);
             return NULL;
         }
     }
     memset(d, 0, sizeof *d);
     memcpy(d->name, name, sh.name_len);
     d->name[sh.name_len] = '\0';
+    if (strlen(name) > sh.name_len)
+        dense_log_to(&desc->logger, d->name, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a dense pool name keeps at most %u",
+                     sh.name_len, strlen(name), SP_DENSE_NAME_MAX);
     d->item_size = sh.item_size;
     d->align = sh.align;
     d->stride = sh.stride;
@@ -459,6 +516,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     d->allocator = allocator;
     d->logger = desc->logger;
     d->tag = tag;
+    d->life_first = life_first;
     d->free_slot = d->oldest = d->newest = SP_DENSE_NONE;
     d->self_bytes = self_bytes;
     d->limit = desc->max ? desc->max : SP_DENSE_MAX_ITEMS;
@@ -476,7 +534,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         d->self_bytes = lay.end;
     } else if (desc->initial && !dense_grow(d, desc->initial)) {
         /* dense_grow logged and freed its own blocks; only the header is left */
-        sp__tag_release(tag);
+        sp__tag_release(tag, 0);
         if (d->slots) allocator.free(d->slots, d->slots_bytes, allocator.user);
         allocator.free(d, self_bytes, allocator.user);
         return NULL;
@@ -484,9 +542,24 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     return d;
 }
 
+/* The highest life any slot handed out (0: none): a live slot's current life, every life up to
+   the last for a retired slot, and the lives below the next one for a free slot. The tag's next
+   pool starts above it. O(slots used). */
+static uint32_t dense_highest_life(const sp_dense *d) {
+    uint32_t high = 0;
+    for (size_t s = 0; s < d->slot_used; s++) {
+        const sp_dense_slot *e = &d->slots[s];
+        uint32_t issued = e->life == SP_DENSE_LIFE_RETIRED ? SP_DENSE_LIFE_MAX
+                          : dense_slot_live(e)             ? e->life
+                                                           : e->life - 1u;
+        if (issued > high) high = issued;
+    }
+    return high;
+}
+
 void sp_dense_destroy(sp_dense *d) {
     if (!d) return;
-    sp__tag_release(d->tag);
+    sp__tag_release(d->tag, dense_highest_life(d));
     if (d->fixed) return;
     sp_allocator a = d->allocator;
     if (d->items) a.free(d->items, d->items_bytes, a.user);
@@ -495,7 +568,10 @@ void sp_dense_destroy(sp_dense *d) {
 }
 
 size_t sp_dense_clear(sp_dense *d) {
-    if (!d) return 0;
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_clear: pool is NULL");
+        return 0;
+    }
     size_t n = d->count;
     for (size_t i = 0; i < n; i++) dense_slot_end_life(d, d->back[i]);
     d->oldest = d->newest = SP_DENSE_NONE;
@@ -505,7 +581,10 @@ size_t sp_dense_clear(sp_dense *d) {
 }
 
 size_t sp_dense_reserve(sp_dense *d, size_t n) {
-    if (!d) return 0;
+    if (!d) {
+        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_reserve: pool is NULL");
+        return 0;
+    }
     size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? SP_DENSE_MAX_ITEMS : d->limit;
     if (n > ceiling) n = ceiling;
     if (n > d->cap && !d->fixed) dense_grow(d, n);
@@ -524,42 +603,63 @@ static void dense_fill(sp_dense *d, size_t index, const void *init) {
     else memset(dst, 0, d->item_size);
 }
 
+static void dense_erase(sp_dense *d, size_t index);
+
+/* True when no slot can be had for a new element: every slot of a table that cannot grow (fixed
+   mode, or 2^24 slots) is live or retired. */
+static bool dense_slots_exhausted(const sp_dense *d) {
+    return d->free_slot == SP_DENSE_NONE && d->slot_used == d->slot_cap &&
+           (d->fixed || d->slot_cap >= SP_DENSE_MAX_ITEMS);
+}
+
 /* RECLAIM on a full pool: the oldest element's life ends and the new one takes its place, so
-   nothing moves. Only a slot whose counter is exhausted needs a fresh slot; when none can be
-   had, nothing changes and the add fails. */
+   nothing moves. When the oldest is in its last life its slot retires and another slot is
+   needed; when none can be had (a fixed buffer: its capacity shrinks by one for good), the
+   retired element is removed like any other (the last element moves into its place, on_move
+   runs) and the next oldest is reclaimed instead. Fails (nothing changed) only on allocator
+   failure, and drops only when every slot has retired. */
 static void *dense_reclaim(sp_dense *d, const void *init, uint32_t *slot_out) {
-    uint32_t old = d->oldest;
-    size_t index = d->slots[old].index;
-    uint32_t slot = old;
-    if (d->slots[old].life >= SP_DENSE_LIFE_MAX) {
-        dense_take r = dense_slot_take(d, &slot);
-        if (r != DENSE_TAKEN) {
-            if (r == DENSE_NO_SLOT) d->dropped++;
+    for (;;) {
+        uint32_t old = d->oldest;
+        if (old == SP_DENSE_NONE) { /* every element was retired away */
+            d->dropped++;
             return NULL;
         }
+        size_t index = d->slots[old].index;
+        uint32_t slot = old;
+        if (d->slots[old].life >= SP_DENSE_LIFE_MAX) {
+            dense_take r = dense_slot_take(d, &slot);
+            if (r == DENSE_NO_MEMORY) return NULL;
+            if (r == DENSE_NO_SLOT) {
+                dense_erase(d, index); /* retires the slot */
+                d->reclaimed++;
+                continue;
+            }
+        }
+        dense_order_unlink(d, old);
+        if (slot == old) {
+            d->slots[old].life++;
+        } else {
+            dense_slot_end_life(d, old); /* retires it */
+            d->slots[slot].index = (uint32_t)index;
+            d->back[index] = slot;
+        }
+        dense_order_append(d, slot);
+        dense_fill(d, index, init);
+        d->reclaimed++;
+        d->released++;
+        d->acquired++;
+        *slot_out = slot;
+        return d->items + index * d->stride;
     }
-    dense_order_unlink(d, old);
-    if (slot == old) {
-        d->slots[old].life++;
-    } else {
-        dense_slot_end_life(d, old); /* retires it */
-        d->slots[slot].index = (uint32_t)index;
-        d->back[index] = slot;
-    }
-    dense_order_append(d, slot);
-    dense_fill(d, index, init);
-    d->reclaimed++;
-    d->released++;
-    d->acquired++;
-    *slot_out = slot;
-    return d->items + index * d->stride;
 }
 
 /* The add path shared by sp_dense_add and sp_dense_add_handle. */
 static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
-    if (d->count >= d->limit) {
+    if (d->count >= d->limit || dense_slots_exhausted(d)) {
+        /* Full: at the limit, or (retired slots) without a slot for another element. */
         if (d->overflow == SP_OVERFLOW_RECLAIM && d->count > 0) return dense_reclaim(d, init, slot_out);
-        if (d->overflow != SP_OVERFLOW_GROW || d->count >= SP_DENSE_MAX_ITEMS) {
+        if (d->count < d->limit || d->overflow != SP_OVERFLOW_GROW || d->count >= SP_DENSE_MAX_ITEMS) {
             d->dropped++;
             return NULL;
         }
@@ -572,7 +672,7 @@ static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
     uint32_t slot;
     dense_take r = dense_slot_take(d, &slot);
     if (r != DENSE_TAKEN) {
-        if (r == DENSE_NO_SLOT) d->dropped++; /* retirements used up a fixed slot table */
+        if (r == DENSE_NO_SLOT) d->dropped++;
         return NULL;
     }
     size_t index = d->count++;
@@ -670,6 +770,10 @@ sp_result sp_dense_remove_handle(sp_dense *d, sp_handle handle) {
         dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool",
                   (unsigned long long)handle.id);
         return SP_ERR_FOREIGN;
+    case DENSE_FORGED:
+        dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx names no slot or life of this pool (forged?)",
+                  (unsigned long long)handle.id);
+        return SP_ERR_FOREIGN;
     case DENSE_LIVE: break;
     }
     dense_erase(d, d->slots[slot].index);
@@ -704,8 +808,11 @@ sp_handle sp_dense_handle_at(const sp_dense *d, size_t index) {
 
 size_t sp_dense_resolve_index(const sp_dense *d, sp_handle handle) {
     uint32_t slot = 0;
-    if (!d || dense_lookup_handle(d, handle, &slot) != DENSE_LIVE) return SIZE_MAX;
-    return d->slots[slot].index;
+    if (!d) return SIZE_MAX;
+    dense_lookup kind = dense_lookup_handle(d, handle, &slot);
+    if (SP__LIKELY(kind == DENSE_LIVE)) return d->slots[slot].index;
+    if (kind == DENSE_FOREIGN || kind == DENSE_FORGED) dense_lookup_warn(d, kind, handle);
+    return SIZE_MAX;
 }
 
 void *sp_dense_resolve(const sp_dense *d, sp_handle handle) {
@@ -724,7 +831,7 @@ void sp_dense_stats_get(const sp_dense *d, sp_stats *out) {
     out->size = d->cap;
     out->leased = d->count;
     out->free = d->cap - d->count;
-    out->max = d->max;
+    out->max = d->fixed ? d->limit : d->max; /* fixed mode: the cap the buffer sets, as sp_pool */
     out->peak_leased = d->peak;
     out->bytes = d->self_bytes + d->items_bytes + d->slots_bytes;
     out->created = d->created;
@@ -747,7 +854,7 @@ int sp__dense_check(const sp_dense *d) {
     for (size_t i = 0; i < d->count; i++) {
         uint32_t s = d->back[i];
         if (s >= d->slot_used || d->slots[s].index != i) return 2;
-        if (d->slots[s].life == 0 || d->slots[s].life > SP_DENSE_LIFE_MAX) return 3;
+        if (d->slots[s].life < d->life_first || d->slots[s].life > SP_DENSE_LIFE_MAX) return 3;
     }
     size_t live = 0, freed = 0, retired = 0;
     for (size_t s = 0; s < d->slot_used; s++) {

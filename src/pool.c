@@ -335,11 +335,11 @@ static size_t slot_bytes(bool ordered) {
     return (ordered ? sizeof(sp__oslot) : sizeof(sp__slot)) + SP__DBG_BYTES;
 }
 
-/* Makes slots [from, to) unbuilt at life 1, in no list. */
+/* Makes slots [from, to) unbuilt at the pool's first life, in no list. */
 static void slots_init(sp_pool *p, uint64_t from, uint64_t to) {
     for (uint64_t i = from; i < to; i++) {
         sp__slot *s = slot_at(p, (uint32_t)i);
-        s->word = 1u << SP__FLAG_BITS | SP__UNBUILT;
+        s->word = p->life_first << SP__FLAG_BITS | SP__UNBUILT;
         s->next = SP__NIL;
         if (p->ordered) *prev_at(p, (uint32_t)i) = *stamp_at(p, (uint32_t)i) = SP__NIL;
     }
@@ -347,7 +347,7 @@ static void slots_init(sp_pool *p, uint64_t from, uint64_t to) {
 
 /* Grows the flat slot array (and the debug records) to at least `need` slots, by a sixteenth at
    a time, so that the slack stays under a byte a member (copies are amortised: about 16 per
-   slot over a pool's whole growth, on the growth path only). New slots start at life 1.
+   slot over a pool's whole growth, on the growth path only). New slots start at life_first.
    Nothing changes when an allocation fails. */
 static bool slots_reserve(sp_pool *p, uint32_t need) {
     if (need <= p->slot_cap) return true;
@@ -593,6 +593,10 @@ static sp__layout layout_of(const sp_desc *d) {
         l.why = "max is larger than 16777216 (the slot limit)";
         return l;
     }
+    if (d->initial > SP__SLOT_LIMIT) {
+        l.why = "initial is larger than 16777216 (a pool holds at most 2^24 slots)";
+        return l;
+    }
     if (d->max && d->initial > d->max) {
         l.why = "initial is larger than max";
         return l;
@@ -615,7 +619,12 @@ static sp__layout layout_of(const sp_desc *d) {
         if (d->max && d->max < l.chunk_items) l.chunk_items = d->max;
     }
     if (l.chunk_items > (SIZE_MAX >> 2) / (l.stride + sizeof(sp__slot))) {
-        l.why = "chunk_items * item size overflows";
+        /* Name the field that set the chunk's size: chunk_items, or its default from initial,
+           max or 256 members. */
+        l.why = d->chunk_items                       ? "chunk_items * item_size overflows"
+                : l.chunk_items == d->initial        ? "initial * item_size overflows"
+                : d->max && l.chunk_items == d->max  ? "max * item_size overflows"
+                                                     : "item_size is too large for a chunk of 256 members";
         return l;
     }
     return l;
@@ -649,7 +658,9 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
     size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
     size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
-    return fixed + members * (slot_bytes(true) + l.stride);
+    size_t per_member = slot_bytes(true) + l.stride; /* stride < SIZE_MAX / 256: no overflow */
+    if (members > (SIZE_MAX - fixed) / per_member) return 0;
+    return fixed + members * per_member;
 }
 
 static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
@@ -691,13 +702,36 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     }
     const char *n = name ? name : "";
     size_t len = strlen(n);
-    if (len >= SP__NAME_CAP) len = SP__NAME_CAP - 1u;
+    size_t full = len;
+    if (len >= SP__NAME_CAP) { /* cut, but not inside a UTF-8 sequence */
+        len = SP__NAME_CAP - 1u;
+        while (len > 0 && ((unsigned char)n[len] & 0xC0u) == 0x80u) len--;
+    }
     memcpy(p->name, n, len);
     p->name[len] = '\0';
+    if (full > len) sp__log(p, SP__MSG_NAME_CUT, len, full);
 }
 
-/* Builds the pool on its own; the registry, if any, is attached by the caller afterwards. */
-static sp_pool *pool_create(const sp_desc *desc, const char *name) {
+/* Registers the chunks the pool has so far with reg (later ones it registers as they come). */
+static bool chunks_register(sp_pool *p, sp_registry *reg) {
+    for (uint32_t c = 0; c < p->chunk_count; c++) {
+        const sp__chunk *ch = &p->chunks[c];
+        if (!ch->count) continue;
+        uintptr_t lo = (uintptr_t)ch->items;
+        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
+            while (c-- > 0)
+                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
+            sp__log(p, SP__MSG_NOMEM, "registry index");
+            return false;
+        }
+    }
+    p->registry = reg;
+    return true;
+}
+
+/* Builds the pool, in reg (NULL: none) from before its first member is built, so that create
+   hooks find their members' owner through the registry. */
+static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *reg) {
     sp__layout l = layout_of(desc);
     if (!l.why && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
         l.why = "GROW cannot grow a fixed buffer";
@@ -741,6 +775,11 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
         fixed_fits(start, end, &l, cap, &items);
         p = (sp_pool *)align_up(start, _Alignof(sp_pool));
         pool_setup(p, desc, &l, name);
+        p->tag = sp__tag_acquire(&p->life_first);
+        if (p->tag == 0) {
+            sp__log(p, SP__MSG_NO_TAG, sp__tags_retired());
+            return NULL;
+        }
         p->fixed = true;
         p->capacity = cap;
         if (p->max == 0 || p->max > cap) p->max = cap;
@@ -771,6 +810,12 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
             return NULL;
         }
         pool_setup(p, desc, &l, name);
+        p->tag = sp__tag_acquire(&p->life_first);
+        if (p->tag == 0) {
+            sp__log(p, SP__MSG_NO_TAG, sp__tags_retired());
+            a.free(p, sizeof *p, a.user);
+            return NULL;
+        }
         p->chunk_items = l.chunk_items;
         p->chunk_shift = log2_ceil(l.chunk_items);
         p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
@@ -782,17 +827,12 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name) {
         if (!buckets_rebuild(p, 2) || !chunk_table_grow(p)) {
             sp__log(p, SP__MSG_NOMEM, "address map");
             pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
+            sp__tag_release(p->tag, 0);
             a.free(p, sizeof *p, a.user);
             return NULL;
         }
     }
-    p->tag = sp__tag_acquire();
-    if (p->tag == 0) {
-        sp__log(p, SP__MSG_NO_TAG);
-        sp_pool_destroy(p);
-        return NULL;
-    }
-    if (sp_prewarm(p, desc->initial) < desc->initial) {
+    if ((reg && !chunks_register(p, reg)) || sp_prewarm(p, desc->initial) < desc->initial) {
         sp_pool_destroy(p);
         return NULL;
     }
@@ -804,23 +844,7 @@ sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *d
         sp__log(NULL, SP__MSG_NULL_DESC);
         return NULL;
     }
-    sp_pool *p = pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""));
-    if (!p || !reg) return p;
-    /* Tell the registry about the chunks built so far; later ones it hears of as they come. */
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        const sp__chunk *ch = &p->chunks[c];
-        if (!ch->count) continue;
-        uintptr_t lo = (uintptr_t)ch->items;
-        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
-            while (c-- > 0)
-                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
-            sp__log(p, SP__MSG_NOMEM, "registry index");
-            sp_pool_destroy(p);
-            return NULL;
-        }
-    }
-    p->registry = reg;
-    return p;
+    return pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""), reg);
 }
 
 sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL); }
@@ -861,6 +885,20 @@ static size_t dispose_all(sp_pool *p) {
     return n;
 }
 
+/* The highest life any slot of the pool handed out (0: none): a leased slot's current life, a
+   retired slot's last, and below the next life to hand out for the others (a slot's life only
+   moves past one it handed out). The tag's next pool starts above it. O(slots). */
+static uint32_t highest_life(const sp_pool *p) {
+    uint32_t high = 0;
+    for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
+        const sp__slot *s = slot_at(p, idx);
+        uint32_t st = sp__state(s);
+        uint32_t issued = st == SP__LEASED || st == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
+        if (issued > high) high = issued;
+    }
+    return high;
+}
+
 void sp_pool_destroy(sp_pool *pool) {
     if (!pool) return;
     if (pool->hook_depth > 0 || pool->destroying) {
@@ -878,7 +916,7 @@ void sp_pool_destroy(sp_pool *pool) {
         sp__registry_forget(p->registry, p);
         p->registry = NULL;
     }
-    sp__tag_release(p->tag);
+    sp__tag_release(p->tag, highest_life(p));
     for (uint32_t c = 0; c < p->chunk_count; c++) /* the memory goes back clean */
         if (p->chunks[c].count) DBG_UNPOISON(p->chunks[c].items, (size_t)p->chunks[c].count * p->stride);
     if (p->fixed) return;
@@ -894,15 +932,30 @@ void sp_pool_destroy(sp_pool *pool) {
     a.free(p, sizeof *p, a.user);
 }
 
+/* Members are built lowest address first (the unbuilt list's order) and chained in that order,
+   then the chain goes to the head of the free list whole: the pool hands them out lowest address
+   first, as a pool built on demand does, so that a memory-order RECLAIM's round robin (which
+   starts at the lowest slot) takes the oldest acquisition of a pool filled in order. (Pushing
+   each one would hand them out highest first.) Until the splice the members are FREE in no list:
+   a create hook that acquires from this pool builds another member instead. */
 size_t sp_prewarm(sp_pool *pool, size_t n) {
     if (!pool || pool->destroying) return 0;
     size_t built = 0;
+    uint32_t first = SP__NIL, last = SP__NIL;
     while (built < n && (pool->max == 0 || pool->size < pool->max)) {
         uint32_t idx = member_build(pool, false);
         if (idx == SP__NIL) break;
-        free_push(pool, idx, slot_at(pool, idx));
+        if (last == SP__NIL)
+            first = idx;
+        else
+            slot_at(pool, last)->next = idx; /* looked up again: a hook may have moved the slots */
+        last = idx;
         DBG_FREED(pool, idx, item_at(pool, idx));
         built++;
+    }
+    if (last != SP__NIL) {
+        slot_at(pool, last)->next = pool->free_head;
+        pool->free_head = first;
     }
     return built;
 }
@@ -1408,16 +1461,28 @@ sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     return handle_at(pool, idx);
 }
 
+/* Counts a refused resolve of one kind and logs the first, then every count that reaches a power
+   of two, with the count: a loop of bad lookups cannot flood the log. The counters are
+   bookkeeping, not state: bumping them from a const lookup is harmless (a pool is used by one
+   thread at a time, and pools are never const objects). */
+static void resolve_warn(const sp_pool *pool, sp__msg msg, sp_handle handle) {
+    sp_pool *p = (sp_pool *)(uintptr_t)pool;
+    uint64_t *count = msg == SP__MSG_FOREIGN_HANDLE ? &p->foreign_handles : &p->forged_handles;
+    uint64_t n = ++*count;
+    if ((n & (n - 1u)) == 0) sp__log(pool, msg, (unsigned long long)handle.id, (unsigned long long)n);
+}
+
 /* Why a handle did not resolve. A stale handle is the expected case (the turret's target died)
-   and stays silent; a handle of another pool, or one naming a slot or a life that never existed,
-   is a bug in the caller and gets a log line. */
+   and stays silent; a handle of another pool (another tag, or a life below this pool's first:
+   an earlier pool under the same tag), or one naming a slot or a life that never existed, is a
+   bug in the caller and gets a rate-limited warning. */
 static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle) {
     if (handle.id == 0) return NULL;
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    if (tag != pool->tag) {
-        sp__log(pool, SP__MSG_FOREIGN_HANDLE, (unsigned long long)handle.id);
+    if (tag != pool->tag || (life != 0 && life < pool->life_first)) {
+        resolve_warn(pool, SP__MSG_FOREIGN_HANDLE, handle);
         return NULL;
     }
     uint32_t reached = 0; /* the highest life this slot can have handed out */
@@ -1425,7 +1490,7 @@ static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle)
         const sp__slot *s = slot_at(pool, idx);
         reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
     }
-    if (life == 0 || life > reached) sp__log(pool, SP__MSG_FORGED_HANDLE, (unsigned long long)handle.id);
+    if (life == 0 || life > reached) resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
     return NULL;
 }
 
@@ -1438,8 +1503,9 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
     /* A leased slot always lies in a live chunk, so the word alone decides. */
     uint32_t word = slot_at(pool, idx)->word;
     if (SP__UNLIKELY((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED))) {
-        /* A life the slot has moved past: stale, the expected case, and silent. */
-        if (life != 0 && life < word >> SP__FLAG_BITS) return NULL;
+        /* A life this pool handed out and the slot has moved past: stale, the expected case,
+           and silent. */
+        if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
         return resolve_refused(pool, handle);
     }
     return item_at(pool, idx);
@@ -1584,9 +1650,16 @@ static size_t report_sites(const sp_pool *p, const char *what, sp_log_level leve
             other++;
         }
     }
-    for (size_t k = 0; k < nsites; k++)
-        sp__log_level(p, level, SP__MSG_LEAK_SITE, sites[k].count, what,
-                      sites[k].file ? sites[k].file : "an unknown site", sites[k].line);
+    if (!SP_DEBUG) { /* no debug records: one line, saying how to get the sites */
+        if (total) sp__log_level(p, level, SP__MSG_NO_SITES, total, what);
+        return total;
+    }
+    for (size_t k = 0; k < nsites; k++) {
+        if (sites[k].file)
+            sp__log_level(p, level, SP__MSG_LEAK_SITE, sites[k].count, what, sites[k].file, sites[k].line);
+        else
+            sp__log_level(p, level, SP__MSG_LEAK_NO_SITE, sites[k].count, what);
+    }
     if (other) sp__log_level(p, level, SP__MSG_LEAK_OTHER_SITES, other, what);
     return total;
 }
@@ -1659,8 +1732,10 @@ bool sp__pool_check(const sp_pool *p) {
         reserved += ch->count;
         if (ch->count && ((c << p->chunk_shift) + ch->count) > p->slot_cap) return false;
     }
-    /* Outside live chunks, no slot holds a member. */
+    /* Outside live chunks, no slot holds a member; no slot's life is below the pool's first
+       (those lives belong to earlier pools of its tag). */
     for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
+        if (sp__life(slot_at(p, idx)) < p->life_first) return false;
         uint32_t c = idx >> p->chunk_shift, st = sp__state(slot_at(p, idx));
         bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
         if (!live && (st == SP__FREE || st == SP__LEASED)) return false;

@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: Zlib */
-/* registry.c -- named pools that a scene owns. Besides the names, the registry keeps every
-   chunk of every pool it owns in one array sorted by address, so that it can send any member
-   home to its own pool in O(log chunks) without the caller knowing which pool that is. */
+/* registry.c -- named pools that a scene owns.
+   - entries: the pools in order of addition (sp_registry_pool_at, destroy, release_all);
+   - names:   an open-addressed table name -> pool, so that sp_spawn is O(1) expected;
+   - tags:    an open-addressed table pool tag -> pool, so that sp_registry_resolve is O(1);
+   - ranges:  every chunk of every pool in one array sorted by address, so that any member is
+              sent home to its own pool in O(log chunks) without the caller knowing which.
+   Both tables have twice the entries' capacity and grow with them, all three or none.
+
+   Hooks may call back into the registry at any moment. Two moments are special: while the
+   registry destroys its pools every registry call from a hook is refused (the registry is
+   half gone), and while a hook of one of its pools runs (or a pool is being added) the registry
+   itself may not be destroyed. */
 #include "sp_internal.h"
 
 #include <string.h>
@@ -9,7 +18,19 @@
 typedef struct sp__entry {
     char *name;
     sp_pool *pool;
+    uint32_t hash;
 } sp__entry;
+
+typedef struct sp__name_slot {
+    const char *name; /* the entry's copy */
+    sp_pool *pool;    /* NULL: empty slot */
+    uint32_t hash;
+} sp__name_slot;
+
+typedef struct sp__tag_slot {
+    sp_pool *pool; /* NULL: empty slot */
+    uint32_t tag;
+} sp__tag_slot;
 
 typedef struct sp__range {
     uintptr_t lo, hi; /* [lo, hi): the members of one chunk */
@@ -19,12 +40,18 @@ typedef struct sp__range {
 struct sp_registry {
     sp__entry *entries;
     size_t count, cap;
+    sp__name_slot *names; /* 2 * cap slots */
+    sp__tag_slot *tags;   /* 2 * cap slots */
     sp__range *ranges;
     size_t range_count, range_cap;
+    const char *adding; /* the name of the pool sp_registry_add is building (its hooks run) */
     bool destroying;
+    bool releasing_all;
     sp_allocator allocator; /* for the registry's tables, and the default of its pools */
     sp_logger logger;       /* for its own lines, and the default of its pools */
 };
+
+#define REG_NAME "registry" /* the pool name on the registry's own log lines */
 
 static void *reg_alloc(sp_registry *reg, size_t size) {
     return reg->allocator.alloc(size, _Alignof(max_align_t), reg->allocator.user);
@@ -47,10 +74,163 @@ static bool reg_grow(sp_registry *reg, void **array, size_t *cap, size_t size, s
     return true;
 }
 
+/* A pool that must not be pulled from under its caller: one of its hooks (or callbacks) is
+   running, or it is being destroyed. */
+static bool pool_in_callback(const sp_pool *p) { return p->hook_depth > 0 || p->destroying; }
+
+/* One line for a registry call that cannot run now; true when refused. `reg` is not NULL. */
+static bool refused_now(const sp_registry *reg, const char *call) {
+    if (!reg->destroying) return false;
+    sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_DESTROYING, call);
+    return true;
+}
+
+/* One line for a NULL registry (through the default logger: there is no other). */
+static bool null_registry(const sp_registry *reg, const char *call) {
+    if (reg) return false;
+    sp__log_to(NULL, REG_NAME, SP__MSG_REG_NULL_ARG, call, "registry");
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The two lookup tables: linear probing, deletion by backward shift (no tombstones, so that a
+   registry whose pools come and go every level never degrades).
+   ------------------------------------------------------------------------------------------ */
+
+static uint32_t name_hash(const char *name) { /* FNV-1a */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
+    return h;
+}
+
+static size_t index_mask(const sp_registry *reg) { return reg->cap * 2u - 1u; }
+
+static size_t tag_home(const sp_registry *reg, uint32_t tag) {
+    return (size_t)((tag * 2654435761u) >> 7) & index_mask(reg); /* Fibonacci hashing */
+}
+
+/* True when slot `home` is not cyclically in (hole, at]: the element at `at` may fill the hole. */
+static bool may_fill(size_t hole, size_t at, size_t home) {
+    return at > hole ? (home <= hole || home > at) : (home <= hole && home > at);
+}
+
+static void names_insert(sp_registry *reg, const sp__entry *e) {
+    size_t mask = index_mask(reg), i = e->hash & mask;
+    while (reg->names[i].pool) i = (i + 1u) & mask;
+    reg->names[i] = (sp__name_slot){e->name, e->pool, e->hash};
+}
+
+static void tags_insert(sp_registry *reg, sp_pool *pool) {
+    size_t mask = index_mask(reg), i = tag_home(reg, pool->tag);
+    while (reg->tags[i].pool) i = (i + 1u) & mask;
+    reg->tags[i] = (sp__tag_slot){pool, pool->tag};
+}
+
+/* Up to this many pools a scan of the list beats hashing the name: strcmp rejects a wrong name
+   in a few instructions (callgrind: about even at 8 pools, the scan 40% dearer at 16). */
+#define SP__SCAN_POOLS 8u
+
+static sp_pool *names_find(const sp_registry *reg, const char *name) {
+    if (reg->count <= SP__SCAN_POOLS) {
+        for (size_t i = 0; i < reg->count; i++)
+            if (strcmp(reg->entries[i].name, name) == 0) return reg->entries[i].pool;
+        return NULL;
+    }
+    uint32_t h = name_hash(name);
+    size_t mask = index_mask(reg);
+    for (size_t i = h & mask; reg->names[i].pool; i = (i + 1u) & mask)
+        if (reg->names[i].hash == h && strcmp(reg->names[i].name, name) == 0) return reg->names[i].pool;
+    return NULL;
+}
+
+static sp_pool *tags_find(const sp_registry *reg, uint32_t tag) {
+    if (!reg->cap || tag == 0) return NULL;
+    size_t mask = index_mask(reg);
+    for (size_t i = tag_home(reg, tag); reg->tags[i].pool; i = (i + 1u) & mask)
+        if (reg->tags[i].tag == tag) return reg->tags[i].pool;
+    return NULL;
+}
+
+static void names_delete(sp_registry *reg, const sp__entry *e) {
+    size_t mask = index_mask(reg), hole = e->hash & mask;
+    while (reg->names[hole].name != e->name) hole = (hole + 1u) & mask;
+    for (size_t at = (hole + 1u) & mask; reg->names[at].pool; at = (at + 1u) & mask) {
+        if (may_fill(hole, at, reg->names[at].hash & mask)) {
+            reg->names[hole] = reg->names[at];
+            hole = at;
+        }
+    }
+    reg->names[hole].pool = NULL;
+}
+
+static void tags_delete(sp_registry *reg, const sp_pool *pool) {
+    size_t mask = index_mask(reg), hole = tag_home(reg, pool->tag);
+    while (reg->tags[hole].pool != pool) hole = (hole + 1u) & mask;
+    for (size_t at = (hole + 1u) & mask; reg->tags[at].pool; at = (at + 1u) & mask) {
+        if (may_fill(hole, at, tag_home(reg, reg->tags[at].tag))) {
+            reg->tags[hole] = reg->tags[at];
+            hole = at;
+        }
+    }
+    reg->tags[hole].pool = NULL;
+}
+
+/* Makes room for one more entry: the entries and both tables grow together, or nothing
+   changes (allocator failure). */
+static bool entries_reserve(sp_registry *reg) {
+    if (reg->count < reg->cap) return true;
+    size_t cap = reg->cap ? reg->cap * 2u : 8u;
+    sp__entry *entries = (sp__entry *)reg_alloc(reg, cap * sizeof *entries);
+    sp__name_slot *names = (sp__name_slot *)reg_alloc(reg, 2u * cap * sizeof *names);
+    sp__tag_slot *tags = (sp__tag_slot *)reg_alloc(reg, 2u * cap * sizeof *tags);
+    if (!entries || !names || !tags) {
+        reg_free(reg, entries, cap * sizeof *entries);
+        reg_free(reg, names, 2u * cap * sizeof *names);
+        reg_free(reg, tags, 2u * cap * sizeof *tags);
+        return false;
+    }
+    if (reg->count) memcpy(entries, reg->entries, reg->count * sizeof *entries);
+    reg_free(reg, reg->entries, reg->cap * sizeof *reg->entries);
+    reg_free(reg, reg->names, 2u * reg->cap * sizeof *reg->names);
+    reg_free(reg, reg->tags, 2u * reg->cap * sizeof *reg->tags);
+    memset(names, 0, 2u * cap * sizeof *names);
+    memset(tags, 0, 2u * cap * sizeof *tags);
+    reg->entries = entries;
+    reg->names = names;
+    reg->tags = tags;
+    reg->cap = cap;
+    for (size_t i = 0; i < reg->count; i++) {
+        names_insert(reg, &reg->entries[i]);
+        tags_insert(reg, reg->entries[i].pool);
+    }
+    return true;
+}
+
+/* The index of pool's entry, or SIZE_MAX. O(pools). */
+static size_t entry_index(const sp_registry *reg, const sp_pool *pool) {
+    for (size_t i = 0; i < reg->count; i++)
+        if (reg->entries[i].pool == pool) return i;
+    return SIZE_MAX;
+}
+
+/* Takes entry i out of the registry (both tables, the list) and frees its name. O(pools). */
+static void entry_remove(sp_registry *reg, size_t i) {
+    sp__entry *e = &reg->entries[i];
+    names_delete(reg, e);
+    tags_delete(reg, e->pool);
+    reg_free(reg, e->name, strlen(e->name) + 1u);
+    memmove(reg->entries + i, reg->entries + i + 1, (reg->count - i - 1u) * sizeof *reg->entries);
+    reg->count--;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Lifecycle
+   ------------------------------------------------------------------------------------------ */
+
 sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
     sp_registry_desc d = desc ? *desc : (sp_registry_desc){{NULL, NULL, NULL}, {NULL, NULL}};
     if (!d.allocator.alloc != !d.allocator.free) {
-        sp__log_to(&d.logger, "registry", SP__MSG_BAD_DESC, "allocator needs both alloc and free");
+        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, "allocator needs both alloc and free");
         return NULL;
     }
     if (!d.allocator.alloc) {
@@ -59,7 +239,7 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
     }
     sp_registry *reg = (sp_registry *)d.allocator.alloc(sizeof *reg, _Alignof(sp_registry), d.allocator.user);
     if (!reg) {
-        sp__log_to(&d.logger, "registry", SP__MSG_NOMEM, "registry");
+        sp__log_to(&d.logger, REG_NAME, SP__MSG_NOMEM, "registry");
         return NULL;
     }
     memset(reg, 0, sizeof *reg);
@@ -69,6 +249,175 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
 }
 
 sp_registry *sp_registry_create(void) { return sp_registry_create_with(NULL); }
+
+void sp_registry_destroy(sp_registry *reg) {
+    if (!reg || refused_now(reg, "sp_registry_destroy")) return;
+    /* Refused as a whole while anything of the registry is on the stack: a hook of one of its
+       pools (that pool would outlive its registry), or the pool sp_registry_add is building. */
+    const char *busy = reg->adding;
+    for (size_t i = 0; !busy && i < reg->count; i++)
+        if (pool_in_callback(reg->entries[i].pool)) busy = reg->entries[i].name;
+    if (busy || reg->releasing_all) {
+        if (busy)
+            sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_HOOK_RUNNING, "sp_registry_destroy", busy);
+        else
+            sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_RELEASING_ALL, "sp_registry_destroy");
+        return;
+    }
+    reg->destroying = true;
+    /* In order of addition. A pool stays registered while its members are disposed and leaves
+       (sp__registry_forget) once it is gone, so count and pool_at never show a destroyed pool;
+       a dispose hook that destroys a later pool directly only shortens the list. */
+    while (reg->count) {
+        size_t before = reg->count;
+        sp_pool_destroy(reg->entries[0].pool); /* refused: before any hook runs, nothing changes */
+        if (reg->count == before) {
+            /* The pool refused (it cannot after the checks above): the registry must outlive it. */
+            reg->destroying = false;
+            return;
+        }
+    }
+    reg_free(reg, reg->entries, reg->cap * sizeof *reg->entries);
+    reg_free(reg, reg->names, 2u * reg->cap * sizeof *reg->names);
+    reg_free(reg, reg->tags, 2u * reg->cap * sizeof *reg->tags);
+    reg_free(reg, reg->ranges, reg->range_cap * sizeof *reg->ranges);
+    sp_allocator a = reg->allocator;
+    a.free(reg, sizeof *reg, a.user);
+}
+
+sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
+    const sp_logger *logger = desc && desc->logger.log ? &desc->logger : reg ? &reg->logger : NULL;
+    const char *missing = !reg ? "registry" : !name ? "name" : !desc ? "desc" : NULL;
+    if (missing) {
+        sp__log_to(logger, name ? name : REG_NAME, SP__MSG_REG_NULL_ARG, "sp_registry_add", missing);
+        return NULL;
+    }
+    if (!name[0]) {
+        sp__log_to(logger, REG_NAME, SP__MSG_REG_EMPTY_NAME, "sp_registry_add");
+        return NULL;
+    }
+    if (refused_now(reg, "sp_registry_add")) return NULL;
+    /* The pool's allocator and logger default to the registry's. */
+    sp_desc d = *desc;
+    if (!d.allocator.alloc && !d.allocator.free) d.allocator = reg->allocator;
+    if (!d.logger.log) d.logger = reg->logger;
+    if (names_find(reg, name)) {
+        sp__log_to(&d.logger, name, SP__MSG_REG_DUPLICATE, name);
+        return NULL;
+    }
+    if (!entries_reserve(reg)) {
+        sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
+        return NULL;
+    }
+    size_t len = strlen(name);
+    char *copy = (char *)reg_alloc(reg, len + 1u);
+    if (!copy) {
+        sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry name");
+        return NULL;
+    }
+    memcpy(copy, name, len + 1u);
+    /* The new pool's create hooks run in here and may call the registry: add other pools (even
+       under this name), fill its tables. Everything is checked again afterwards. */
+    const char *outer = reg->adding;
+    if (!outer) reg->adding = copy;
+    sp_pool *pool = sp__pool_create_in(&d, reg, name);
+    bool taken = pool && names_find(reg, name);
+    bool no_room = pool && !taken && !entries_reserve(reg);
+    if (taken || no_room) {
+        if (taken)
+            sp__log_to(&d.logger, name, SP__MSG_REG_DUPLICATE, name);
+        else
+            sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
+        sp_pool_destroy(pool); /* its dispose hooks run: still "adding" */
+        pool = NULL;
+    }
+    reg->adding = outer;
+    if (!pool) {
+        reg_free(reg, copy, len + 1u);
+        return NULL;
+    }
+    sp__entry *e = &reg->entries[reg->count++];
+    e->name = copy;
+    e->pool = pool;
+    e->hash = name_hash(copy);
+    names_insert(reg, e);
+    tags_insert(reg, pool);
+    return pool;
+}
+
+sp_result sp_registry_remove(sp_registry *reg, const char *name) {
+    if (null_registry(reg, "sp_registry_remove")) return SP_ERR_INVALID;
+    if (!name) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_NULL_ARG, "sp_registry_remove", "name");
+        return SP_ERR_INVALID;
+    }
+    if (refused_now(reg, "sp_registry_remove")) return SP_ERR_INVALID;
+    sp_pool *pool = names_find(reg, name);
+    if (!pool) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_UNKNOWN, "sp_registry_remove", name);
+        return SP_ERR_INVALID;
+    }
+    if (pool_in_callback(pool)) { /* the pool would be destroyed under its own running hook */
+        sp__log(pool, SP__MSG_IN_HOOK, "sp_registry_remove");
+        return SP_ERR_INVALID;
+    }
+    sp_pool_destroy(pool); /* leaves the registry when it is gone (sp__registry_forget) */
+    /* A destroy the pool refused keeps it registered under its name: report it. (The name cannot
+       name another pool at the same address: the name stays taken until the pool is gone.) */
+    return names_find(reg, name) == pool ? SP_ERR_INVALID : SP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Lookups
+   ------------------------------------------------------------------------------------------ */
+
+sp_pool *sp_registry_get(const sp_registry *reg, const char *name) {
+    if (null_registry(reg, "sp_registry_get")) return NULL;
+    if (!name) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_NULL_ARG, "sp_registry_get", "name");
+        return NULL;
+    }
+    if (refused_now(reg, "sp_registry_get")) return NULL;
+    return names_find(reg, name);
+}
+
+size_t sp_registry_count(const sp_registry *reg) {
+    return null_registry(reg, "sp_registry_count") ? 0 : reg->count;
+}
+
+sp_pool *sp_registry_pool_at(const sp_registry *reg, size_t index) {
+    if (null_registry(reg, "sp_registry_pool_at")) return NULL;
+    return index < reg->count ? reg->entries[index].pool : NULL;
+}
+
+void *sp_spawn(sp_registry *reg, const char *name, const void *arg) {
+    return sp_spawn_at(reg, name, arg, NULL, 0);
+}
+
+void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, const char *file, int line) {
+    if (null_registry(reg, "sp_spawn")) return NULL;
+    if (!name) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_NULL_ARG, "sp_spawn", "name");
+        return NULL;
+    }
+    if (refused_now(reg, "sp_spawn")) return NULL;
+    sp_pool *pool = names_find(reg, name);
+    if (!pool) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_UNKNOWN, "sp_spawn", name);
+        return NULL;
+    }
+    return sp_acquire_with_at(pool, arg, file, line);
+}
+
+void *sp_registry_resolve(const sp_registry *reg, sp_handle handle) {
+    if (null_registry(reg, "sp_registry_resolve") || refused_now(reg, "sp_registry_resolve")) return NULL;
+    sp_pool *pool = tags_find(reg, (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX);
+    return pool ? sp_resolve(pool, handle) : NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The address index, and what pool.c tells the registry
+   ------------------------------------------------------------------------------------------ */
 
 /* Index of the first range with lo > a. */
 static size_t ranges_upper(const sp_registry *reg, uintptr_t a) {
@@ -104,105 +453,14 @@ void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo) {
     reg->range_count--;
 }
 
+/* A pool that is gone (however it was destroyed) leaves the index and the list. */
 void sp__registry_forget(sp_registry *reg, const sp_pool *pool) {
     size_t keep = 0;
     for (size_t i = 0; i < reg->range_count; i++)
         if (reg->ranges[i].pool != pool) reg->ranges[keep++] = reg->ranges[i];
     reg->range_count = keep;
-    if (reg->destroying) return; /* sp_registry_destroy walks the entries itself */
-    for (size_t i = 0; i < reg->count; i++) {
-        if (reg->entries[i].pool == pool) {
-            reg_free(reg, reg->entries[i].name, strlen(reg->entries[i].name) + 1u);
-            memmove(reg->entries + i, reg->entries + i + 1, (reg->count - i - 1u) * sizeof *reg->entries);
-            reg->count--;
-            break;
-        }
-    }
-}
-
-void sp_registry_destroy(sp_registry *reg) {
-    if (!reg) return;
-    reg->destroying = true;
-    for (size_t i = 0; i < reg->count; i++) {
-        sp_pool_destroy(reg->entries[i].pool);
-        reg_free(reg, reg->entries[i].name, strlen(reg->entries[i].name) + 1u);
-    }
-    reg_free(reg, reg->entries, reg->cap * sizeof *reg->entries);
-    reg_free(reg, reg->ranges, reg->range_cap * sizeof *reg->ranges);
-    sp_allocator a = reg->allocator;
-    a.free(reg, sizeof *reg, a.user);
-}
-
-static size_t entry_find(const sp_registry *reg, const char *name) {
-    for (size_t i = 0; i < reg->count; i++)
-        if (strcmp(reg->entries[i].name, name) == 0) return i;
-    return SIZE_MAX;
-}
-
-sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
-    if (!reg || !name || !name[0] || !desc) {
-        const sp_logger *logger = desc && desc->logger.log ? &desc->logger : reg ? &reg->logger : NULL;
-        sp__log_to(logger, name ? name : "registry", SP__MSG_BAD_DESC,
-                   "sp_registry_add needs a registry, a name and a desc");
-        return NULL;
-    }
-    /* The pool's allocator and logger default to the registry's. */
-    sp_desc d = *desc;
-    if (!d.allocator.alloc && !d.allocator.free) d.allocator = reg->allocator;
-    if (!d.logger.log) d.logger = reg->logger;
-    if (entry_find(reg, name) != SIZE_MAX) {
-        sp__log_to(&d.logger, name, SP__MSG_BAD_DESC, "a pool of that name is already registered");
-        return NULL;
-    }
-    if (reg->count == reg->cap && !reg_grow(reg, (void **)&reg->entries, &reg->cap, sizeof *reg->entries, 8u)) {
-        sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
-        return NULL;
-    }
-    size_t len = strlen(name);
-    char *copy = (char *)reg_alloc(reg, len + 1u);
-    if (!copy) {
-        sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry name");
-        return NULL;
-    }
-    memcpy(copy, name, len + 1u);
-    sp_pool *pool = sp__pool_create_in(&d, reg, name);
-    if (!pool) {
-        reg_free(reg, copy, len + 1u);
-        return NULL;
-    }
-    reg->entries[reg->count].name = copy;
-    reg->entries[reg->count].pool = pool;
-    reg->count++;
-    return pool;
-}
-
-sp_result sp_registry_remove(sp_registry *reg, const char *name) {
-    if (!reg || !name) return SP_ERR_INVALID;
-    size_t i = entry_find(reg, name);
-    if (i == SIZE_MAX) return SP_ERR_INVALID;
-    sp_pool_destroy(reg->entries[i].pool); /* forgets its entry and ranges */
-    return SP_OK;
-}
-
-sp_pool *sp_registry_get(const sp_registry *reg, const char *name) {
-    if (!reg || !name) return NULL;
-    size_t i = entry_find(reg, name);
-    return i == SIZE_MAX ? NULL : reg->entries[i].pool;
-}
-
-size_t sp_registry_count(const sp_registry *reg) { return reg ? reg->count : 0; }
-
-sp_pool *sp_registry_pool_at(const sp_registry *reg, size_t index) {
-    return reg && index < reg->count ? reg->entries[index].pool : NULL;
-}
-
-void *sp_spawn(sp_registry *reg, const char *name, const void *arg) {
-    return sp_spawn_at(reg, name, arg, NULL, 0);
-}
-
-void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, const char *file, int line) {
-    sp_pool *pool = sp_registry_get(reg, name);
-    return pool ? sp_acquire_with_at(pool, arg, file, line) : NULL;
+    size_t i = entry_index(reg, pool);
+    if (i != SIZE_MAX) entry_remove(reg, i);
 }
 
 /* The pool whose chunk contains item's address, whatever the slot state. */
@@ -215,7 +473,8 @@ static sp_pool *range_owner(const sp_registry *reg, const void *item) {
 }
 
 sp_pool *sp_registry_owner(const sp_registry *reg, const void *item) {
-    if (!reg || !item) return NULL;
+    if (null_registry(reg, "sp_registry_owner") || !item || refused_now(reg, "sp_registry_owner"))
+        return NULL;
     sp_pool *pool = range_owner(reg, item);
     return pool && sp__pool_has_member(pool, item) ? pool : NULL;
 }
@@ -225,12 +484,47 @@ sp_result sp_registry_release(sp_registry *reg, void *item) {
 }
 
 sp_result sp_registry_release_at(sp_registry *reg, void *item, const char *file, int line) {
+    if (null_registry(reg, "sp_registry_release")) return SP_ERR_INVALID;
     if (!item) return SP_OK;
-    if (!reg) return SP_ERR_INVALID;
+    if (refused_now(reg, "sp_registry_release")) return SP_ERR_INVALID;
     sp_pool *pool = range_owner(reg, item);
     if (!pool) {
-        sp__log_to(&reg->logger, "registry", SP__MSG_FOREIGN, item);
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_NOT_OWNED, item);
         return SP_ERR_FOREIGN;
     }
     return sp_release_at(pool, item, file, line);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Scene teardown
+   ------------------------------------------------------------------------------------------ */
+
+size_t sp_registry_release_all(sp_registry *reg) {
+    if (null_registry(reg, "sp_registry_release_all") || refused_now(reg, "sp_registry_release_all"))
+        return 0;
+    if (reg->releasing_all) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_RELEASING_ALL, "sp_registry_release_all");
+        return 0;
+    }
+    reg->releasing_all = true;
+    /* A pass releases every pool's leased members in order of addition, so that a parent's
+       on_release returns its children to a pool later in the list before that pool's turn.
+       Children registered first need one more pass per level. Hooks may acquire meanwhile
+       (even replacements, forever), so the passes are counted: one per pool, and one more. */
+    size_t total = 0;
+    for (size_t passes = reg->count + 1u; passes > 0; passes--) {
+        size_t released = 0;
+        /* Hooks may add and remove pools: the list is read afresh at every step (a pool that
+           shifts past the cursor waits for the next pass). */
+        for (size_t i = 0; i < reg->count; i++) {
+            sp_pool *pool = reg->entries[i].pool;
+            if (pool->leased && !pool->destroying) released += sp_release_all(pool);
+        }
+        total += released;
+        bool leased = false;
+        for (size_t i = 0; i < reg->count && !leased; i++) leased = reg->entries[i].pool->leased > 0;
+        if (!released || !leased) break;
+    }
+    reg->releasing_all = false;
+    return total;
 }

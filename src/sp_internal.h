@@ -133,6 +133,8 @@ struct sp_pool {
     uint32_t chunk_count, chunk_cap; /* numbers in use (freed included), table capacity */
     uint32_t bucket_used;
     uint32_t tag;
+    uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
+    uint64_t foreign_handles, forged_handles; /* refused resolves, for rate-limited warnings */
     size_t size;     /* built members */
     size_t reserved; /* slots in live chunks */
     size_t max;
@@ -161,7 +163,7 @@ struct sp_pool {
     X(MSG_NULL_DESC, SP_LOG_ERROR, "sp_pool_create: desc is NULL")                                 \
     X(MSG_BAD_DESC, SP_LOG_ERROR, "sp_pool_create: invalid descriptor: %s")                        \
     X(MSG_NOMEM, SP_LOG_ERROR, "out of memory: %s")                                                \
-    X(MSG_NO_TAG, SP_LOG_ERROR, "sp_pool_create: more than 4095 pools alive at once")              \
+    X(MSG_NO_TAG, SP_LOG_ERROR, "sp_pool_create: no pool tag free: of the 4095, %u retired (lives used up), the rest in live pools") \
     X(MSG_DOUBLE_RELEASE, SP_LOG_WARN, "release of %p: member is not leased (double release?)")    \
     X(MSG_FOREIGN, SP_LOG_WARN, "release of %p: not the start of a member of this pool")           \
     X(MSG_REENTER, SP_LOG_WARN, "release of %p: a hook is processing this member (re-entry)")      \
@@ -176,8 +178,22 @@ struct sp_pool {
       "member %p (slot %u) was written after its release (released at %s:%d)")                    \
     X(MSG_LEAK_SITE, SP_LOG_WARN, "%zu %s, acquired at %s:%d")                                     \
     X(MSG_LEAK_OTHER_SITES, SP_LOG_WARN, "%zu %s at other sites")                                  \
-    X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool")       \
-    X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life (forged?)")   \
+    X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool (%llu so far)") \
+    X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life, forged? (%llu so far)") \
+    X(MSG_NAME_CUT, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a pool name keeps at most 47")                     \
+    X(MSG_NO_SITES, SP_LOG_WARN, "%zu %s (sites not recorded: build with SP_DEBUG=1)") \
+    X(MSG_LEAK_NO_SITE, SP_LOG_WARN, "%zu %s, acquired without a site (a call that bypassed the site macros)") \
+    X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
+      "member %p (slot %u) was written after its release (released without a site: sp_release_all, " \
+      "a reclaim, or a call without the site macros)") \
+    X(MSG_REG_NULL_ARG, SP_LOG_ERROR, "%s: %s is NULL")                                            \
+    X(MSG_REG_EMPTY_NAME, SP_LOG_ERROR, "%s: name is empty")                                       \
+    X(MSG_REG_DUPLICATE, SP_LOG_ERROR, "sp_registry_add: a pool named '%s' already exists")        \
+    X(MSG_REG_UNKNOWN, SP_LOG_WARN, "%s: no pool named '%s'")                                      \
+    X(MSG_REG_NOT_OWNED, SP_LOG_WARN, "sp_registry_release of %p: no pool of this registry owns it") \
+    X(MSG_REG_DESTROYING, SP_LOG_WARN, "%s: the registry is being destroyed: refused")             \
+    X(MSG_REG_HOOK_RUNNING, SP_LOG_WARN, "%s while a hook of its pool '%s' runs: refused")         \
+    X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused") \
     X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused, the policy stays")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
@@ -199,9 +215,23 @@ void sp__default_log(sp_log_level level, const char *pool_name, const char *mess
 void *sp__default_alloc(size_t size, size_t align, void *user);
 void sp__default_free(void *ptr, size_t size, void *user);
 
-/* Pool tags, unique among live pools (thread-safe). 0 when all 4095 are taken. */
-uint32_t sp__tag_acquire(void);
-void sp__tag_release(uint32_t tag);
+/* Pool tags, unique among live pools (thread-safe), shared by sp_pool and sp_dense. Acquire
+   returns 0 when every tag is taken or retired; otherwise *first_life is the life the pool's
+   slots start at: above every life any earlier pool handed out under that tag. Release takes
+   the highest life the pool handed out (0: none), which its tag's next pool starts above; a
+   tag left with fewer than SP__TAG_LIFE_RESERVE lives retires for good. See support.c. */
+#define SP__TAG_LIFE_RESERVE (1u << 24)
+uint32_t sp__tag_acquire(uint32_t *first_life);
+void sp__tag_release(uint32_t tag, uint32_t highest_life);
+/* White-box: a tag's high-water life, whether it retired, how many retired. sp__tags_reset
+   forgets the marks and retirements of every tag no live pool holds, as a fresh process would
+   have them: for test processes that fake exhausted lives (sp__debug_set_life,
+   sp__dense_set_life), which would otherwise retire tags for good. Handles of destroyed pools
+   may then resolve again: tests only. */
+uint32_t sp__tag_high_water(uint32_t tag);
+bool sp__tag_is_retired(uint32_t tag);
+uint32_t sp__tags_retired(void);
+void sp__tags_reset(void);
 
 /* ---- between pool.c and registry.c ---------------------------------------------------- */
 /* Creates a pool that belongs to reg (NULL: none) from the start, so that its first chunks are

@@ -24,6 +24,12 @@ const char *sp_result_str(sp_result result) {
 #undef SP__RESULT_CASE
 }
 
+/* ---- version -------------------------------------------------------------------------- */
+
+const char *sp_version(void) { return SP_VERSION; }
+
+int sp_version_number(void) { return SP_VERSION_NUMBER; }
+
 /* ---- logging -------------------------------------------------------------------------- */
 
 typedef struct sp__msg_info {
@@ -104,12 +110,21 @@ void sp__default_free(void *ptr, size_t size, void *user) {
 }
 
 /* ---- pool tags ------------------------------------------------------------------------
-   A handle carries its pool's 12-bit tag so that a handle of one live pool never resolves in
-   another. Tags are handed out round-robin, so a destroyed pool's tag is the last to come
-   back. Creation and destruction are cold, so a spinlock is enough. */
+   A handle carries its pool's 12-bit tag so that a handle of one pool never resolves in
+   another. Tags are few (4095), so they come back: a game that rebuilds its pools every level
+   gets a destroyed pool's tag again after 4095 creations. What keeps the old handles out is the
+   life: the table remembers, per tag, the highest life any pool (sp_pool or sp_dense) ever
+   handed out under it, and a pool that takes the tag starts every slot's life above that. A
+   handle of an earlier pool then carries a life below the new pool's first: it can match
+   nothing there. A tag with fewer than SP__TAG_LIFE_RESERVE lives left above its high-water
+   mark is retired for good, so every pool's slots have at least that many lives each.
+   Tags are handed out round-robin (a destroyed pool's tag is the last to come back, and wear
+   spreads over all tags). Creation and destruction are cold, so a spinlock is enough. */
 
 static atomic_flag sp__tag_lock = ATOMIC_FLAG_INIT;
-static uint64_t sp__tag_used[(SP__TAG_MAX + 64u) / 64u];
+static uint64_t sp__tag_used[(SP__TAG_MAX + 64u) / 64u];    /* taken by a live pool */
+static uint64_t sp__tag_retired[(SP__TAG_MAX + 64u) / 64u]; /* lives used up: never again */
+static uint32_t sp__tag_high[SP__TAG_MAX + 1u];             /* highest life handed out */
 static uint32_t sp__tag_cursor;
 
 static void sp__tag_lock_take(void) {
@@ -119,16 +134,25 @@ static void sp__tag_lock_take(void) {
 
 static void sp__tag_lock_drop(void) { atomic_flag_clear_explicit(&sp__tag_lock, memory_order_release); }
 
-uint32_t sp__tag_acquire(void) {
+static bool sp__tag_bit(const uint64_t *bits, uint32_t tag) {
+    return (bits[tag / 64u] >> (tag % 64u)) & 1u;
+}
+
+static void sp__tag_bit_set(uint64_t *bits, uint32_t tag, bool on) {
+    uint64_t bit = UINT64_C(1) << (tag % 64u);
+    bits[tag / 64u] = on ? bits[tag / 64u] | bit : bits[tag / 64u] & ~bit;
+}
+
+uint32_t sp__tag_acquire(uint32_t *first_life) {
     uint32_t found = 0;
     sp__tag_lock_take();
     for (uint32_t i = 0; i < SP__TAG_MAX; i++) {
         uint32_t tag = (sp__tag_cursor + i) % SP__TAG_MAX + 1u;
-        uint64_t bit = UINT64_C(1) << (tag % 64u);
-        if (!(sp__tag_used[tag / 64u] & bit)) {
-            sp__tag_used[tag / 64u] |= bit;
+        if (!sp__tag_bit(sp__tag_used, tag) && !sp__tag_bit(sp__tag_retired, tag)) {
+            sp__tag_bit_set(sp__tag_used, tag, true);
             sp__tag_cursor = tag;
             found = tag;
+            *first_life = sp__tag_high[tag] + 1u;
             break;
         }
     }
@@ -136,9 +160,46 @@ uint32_t sp__tag_acquire(void) {
     return found;
 }
 
-void sp__tag_release(uint32_t tag) {
+void sp__tag_release(uint32_t tag, uint32_t highest_life) {
     if (tag == 0 || tag > SP__TAG_MAX) return;
     sp__tag_lock_take();
-    sp__tag_used[tag / 64u] &= ~(UINT64_C(1) << (tag % 64u));
+    if (highest_life > sp__tag_high[tag]) sp__tag_high[tag] = highest_life;
+    /* The next pool's slots would start at high + 1 and must have the reserve after it. */
+    if (sp__tag_high[tag] >= SP__LIFE_MAX - SP__TAG_LIFE_RESERVE) sp__tag_bit_set(sp__tag_retired, tag, true);
+    sp__tag_bit_set(sp__tag_used, tag, false);
+    sp__tag_lock_drop();
+}
+
+uint32_t sp__tag_high_water(uint32_t tag) {
+    if (tag == 0 || tag > SP__TAG_MAX) return 0;
+    sp__tag_lock_take();
+    uint32_t high = sp__tag_high[tag];
+    sp__tag_lock_drop();
+    return high;
+}
+
+bool sp__tag_is_retired(uint32_t tag) {
+    if (tag == 0 || tag > SP__TAG_MAX) return false;
+    sp__tag_lock_take();
+    bool retired = sp__tag_bit(sp__tag_retired, tag);
+    sp__tag_lock_drop();
+    return retired;
+}
+
+uint32_t sp__tags_retired(void) {
+    uint32_t n = 0;
+    sp__tag_lock_take();
+    for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) n += sp__tag_bit(sp__tag_retired, tag);
+    sp__tag_lock_drop();
+    return n;
+}
+
+void sp__tags_reset(void) {
+    sp__tag_lock_take();
+    for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) {
+        if (sp__tag_bit(sp__tag_used, tag)) continue; /* a live pool's lives stay its own */
+        sp__tag_bit_set(sp__tag_retired, tag, false);
+        sp__tag_high[tag] = 0;
+    }
     sp__tag_lock_drop();
 }

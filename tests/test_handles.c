@@ -311,9 +311,11 @@ static void exhausted_generation_retires_the_slot_on_reclaim(void **state) {
 }
 
 /* The tag has 12 bits: 4095 pools may be alive at once, the next is refused (logged), and a
-   destroyed pool's tag serves again. */
+   destroyed pool's tag serves again. (The retirement tests above used up their tags' lives:
+   forget that, as a fresh process would.) */
 static void pool_tags_run_out_at_4095_live_pools(void **state) {
     (void)state;
+    sp__tags_reset();
     enum { LIMIT = 4095 };
     static sp_pool *pools[LIMIT];
     test_log tl = {0};

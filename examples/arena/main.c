@@ -17,6 +17,7 @@
 #include "entity.h"
 #include "scene.h"
 
+#include "demo_args.h"
 #include "demo_gfx.h"
 
 #include <SDL.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #define FRAME_DT (1.0f / 60.0f)
+#define HUD_H 116.0f /* the counters' strip under the play field */
 
 /* ---------------------------------------------------------------------------------------------
    Draw
@@ -99,9 +101,10 @@ static void draw_entity(SDL_Renderer *r, const scene *s, const entity *e)
 static void draw_hud(SDL_Renderer *r, const scene *s, bool headless)
 {
     char line[160];
-    const SDL_Color panel = {8, 10, 16, 200};
-    gfx_fill_rect(r, 6.0f, 6.0f, 476.0f, 116.0f, panel);
-    float y = 12.0f;
+    /* A strip under the play field, so that no panel hides an enemy. */
+    gfx_fill_rect(r, 0.0f, SCENE_H, SCENE_W, HUD_H, (SDL_Color){8, 10, 16, 255});
+    gfx_fill_rect(r, 0.0f, SCENE_H, SCENE_W, 1.0f, (SDL_Color){60, 66, 90, 255});
+    float y = SCENE_H + 8.0f;
     gfx_text(r, 16.0f, y, 2, COLOR_TEXT, "ARENA  scene > registry > pools");
     y += 24.0f;
     for (size_t i = 0; i < sp_registry_count(s->registry); i++) {
@@ -119,8 +122,7 @@ static void draw_hud(SDL_Renderer *r, const scene *s, bool headless)
 
     /* The event queue's scorecard: stale events are dropped, never delivered. */
     float x = SCENE_W - 390.0f;
-    y = SCENE_H - 112.0f;
-    gfx_fill_rect(r, x - 10.0f, y - 6.0f, 394.0f, 112.0f, panel);
+    y = SCENE_H + 12.0f;
     snprintf(line, sizeof line, "events delivered      %5llu",
              (unsigned long long)s->n.events_delivered);
     gfx_text(r, x, y, 2, COLOR_DIM, line);
@@ -141,7 +143,7 @@ static void draw_hud(SDL_Renderer *r, const scene *s, bool headless)
              (unsigned long long)s->n.targets_expired);
     gfx_text(r, x, y, 2, COLOR_DIM, line);
     if (!headless)
-        gfx_text(r, 16.0f, SCENE_H - 22.0f, 2, COLOR_DIM, "arrows move   Esc quit");
+        gfx_text(r, 500.0f, SCENE_H + 12.0f, 1, COLOR_DIM, "arrows move   Esc quit");
 }
 
 static void scene_draw(SDL_Renderer *r, const scene *s, bool headless)
@@ -176,25 +178,27 @@ typedef struct options {
     uint32_t seed;
 } options;
 
-static bool parse_options(int argc, char **argv, options *o)
+/* @return DEMO_ARGS_RUN to run, else the exit code (0 after --help, 2 on a bad flag). */
+static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.frames = 600, .seed = 12345u};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--headless")) {
-            o->headless = true;
-        } else if (!strcmp(a, "--frames") && v) {
-            o->frames = strtol(argv[++i], NULL, 10);
-        } else if (!strcmp(a, "--screenshot") && v) {
-            o->screenshot = argv[++i];
-        } else if (!strcmp(a, "--seed") && v) {
-            o->seed = (uint32_t)strtoul(argv[++i], NULL, 10);
-        } else {
-            return false;
-        }
-    }
-    return o->frames > 0;
+    long seed = 12345;
+    const demo_opt opts[] = {
+        {"headless", DEMO_OPT_FLAG, &o->headless, 0, 0, NULL, NULL,
+         "render offscreen (no display needed) and print the scene's\ncounters as key=value lines"},
+        {"frames", DEMO_OPT_LONG, &o->frames, 1, 1e7, NULL, "N",
+         "frames to run headless (default 600); a window runs until Esc"},
+        {"screenshot", DEMO_OPT_STRING, &o->screenshot, 0, 0, NULL, "FILE",
+         "PNG of the last frame (headless, or the window's when it closes)"},
+        {"seed", DEMO_OPT_LONG, &seed, 0, 4294967295.0, NULL, "S", "random seed (default 12345)"},
+        {0},
+    };
+    int rc = demo_args_parse("arena",
+        "spawnpool inside a small game: a scene, its entities, and the pools under them.",
+        "Keys: arrows move the player (it flies itself until you do), Esc quits.", opts, argc,
+        argv);
+    o->seed = (uint32_t)seed;
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -202,13 +206,11 @@ int main(int argc, char **argv)
     // Initialization
     //------------------------------------------------------------------------------------------
     options opt;
-    if (!parse_options(argc, argv, &opt)) {
-        fprintf(stderr, "usage: %s [--headless] [--frames N] [--screenshot FILE.png] [--seed S]\n",
-                argv[0]);
-        return 2;
-    }
+    int parsed = parse_options(argc, argv, &opt);
+    if (parsed != DEMO_ARGS_RUN) return parsed;
     gfx_target target;
-    if (!gfx_open(&target, "spawnpool arena", (int)SCENE_W, (int)SCENE_H, opt.headless)) {
+    if (!gfx_open(&target, "spawnpool arena", (int)SCENE_W, (int)(SCENE_H + HUD_H),
+                  opt.headless)) {
         fprintf(stderr, "arena: no display and no offscreen renderer: %s\n", SDL_GetError());
         return 1;
     }

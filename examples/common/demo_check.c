@@ -4,17 +4,16 @@
 
        demo_check [checks] -- COMMAND [ARGS...]
 
-   The command must exit 0. Its stdout is echoed (ctest shows it on failure) and scanned for
+   The command must exit 0 (or the status given with --exit). Its stdout is echoed (ctest shows it on failure) and scanned for
    `key=value` lines, which the checks refer to:
        --expect KEY<op>NUMBER   op is one of = != < <= > >=    e.g. --expect pooled_steady_alloc_calls=0
        --contains TEXT          the output contains TEXT
-       --png FILE               FILE is a valid PNG (signature, chunk CRCs, 8-bit RGB/RGBA)
+       --exit N                 the command exits with status N (default 0)
+       --png FILE               FILE is a PNG that decodes (Debian's libstb, stb_image),
                                 written by this run (it is deleted before the command runs)
        --size WxH               ... of this size
        --min-colours N          ... with at least N distinct colours
-       --min-foreground PCT     ... and at least PCT % of pixels differ from the most common one
-   The PNG reader handles what examples/common/png_write.c writes: zlib streams (inflated with
-   zlib when built with it, stored blocks otherwise) and all five row filters. */
+       --min-foreground PCT     ... and at least PCT % of pixels differ from the most common one */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdint.h>
@@ -24,10 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "png_write.h"
-
-#ifdef PNG_WRITE_HAVE_ZLIB
-#include <zlib.h>
+#ifdef DEMO_HAVE_STB
+#include <stb_image.h>
 #endif
 
 #define DC_MAX_CHECKS 32
@@ -126,165 +123,76 @@ static void dc_expect(const char *out, const char *expr) {
 }
 
 /* ---------------------------------------------------------------------------------------------
-   Reading the PNG
+   Reading the PNG (Debian's libstb: stb_image decodes it)
    ------------------------------------------------------------------------------------------ */
-static uint32_t dc_get32(const unsigned char *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+#ifndef DEMO_HAVE_STB
+static void dc_png(const char *path, int want_w, int want_h, long min_colours, double min_fg) {
+    (void)want_w, (void)want_h, (void)min_colours, (void)min_fg;
+    dc_fail("cannot check %s: built without Debian's libstb-dev (stb_image)%s", path, "");
 }
-
-static int dc_inflate(const unsigned char *z, size_t n, unsigned char *out, size_t out_size) {
-#ifdef PNG_WRITE_HAVE_ZLIB
-    uLongf size = (uLongf)out_size;
-    return uncompress(out, &size, z, (uLong)n) == Z_OK && size == out_size ? 0 : -1;
 #else
-    /* stored blocks only: what png_write.c writes without zlib */
-    size_t i = 2, o = 0;
-    if (n < 2 || (z[0] & 0x0F) != 8) return -1;
-    for (;;) {
-        if (i + 5 > n || (z[i] & 0x06) != 0) return -1; /* not a stored block */
-        int final = z[i] & 1;
-        size_t len = (size_t)z[i + 1] | (size_t)z[i + 2] << 8;
-        i += 5;
-        if (i + len > n || o + len > out_size) return -1;
-        memcpy(out + o, z + i, len);
-        i += len;
-        o += len;
-        if (final) break;
-    }
-    return o == out_size ? 0 : -1;
-#endif
-}
-
-static int dc_paeth(int a, int b, int c) {
-    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
-    return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
 static int dc_cmp_u32(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
 }
 
 static void dc_png(const char *path, int want_w, int want_h, long min_colours, double min_fg) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    unsigned char head[8] = {0};
     FILE *f = fopen(path, "rb");
     if (!f) {
         dc_fail("%s was not written: %s", path, strerror(errno));
         return;
     }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *png = size > 0 ? malloc((size_t)size) : NULL;
-    if (!png || fread(png, 1, (size_t)size, f) != (size_t)size) {
-        fclose(f);
-        free(png);
-        dc_fail("cannot read %s%s", path, "");
+    size_t got_head = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (got_head != sizeof head || memcmp(head, sig, sizeof sig) != 0) {
+        dc_fail("%s has no PNG signature%s", path, "");
         return;
     }
-    fclose(f);
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-    unsigned char *idat = NULL;
-    size_t idat_len = 0, pos = 8;
-    uint32_t w = 0, h = 0;
-    int channels = 0, seen_end = 0;
-    if (size < 8 || memcmp(png, sig, 8) != 0) {
-        dc_fail("%s has no PNG signature%s", path, "");
-        goto done;
-    }
-    while (pos + 12 <= (size_t)size && !seen_end) {
-        uint32_t len = dc_get32(png + pos);
-        const unsigned char *type = png + pos + 4, *data = png + pos + 8;
-        if (len > (size_t)size - pos - 12) {
-            dc_fail("%s: chunk runs past the end of the file%s", path, "");
-            goto done;
-        }
-        if (png_crc32(0, type, (size_t)len + 4) != dc_get32(data + len)) {
-            dc_fail("%s: bad CRC in a %.4s chunk", path, (const char *)type);
-            goto done;
-        }
-        if (!memcmp(type, "IHDR", 4) && len == 13) {
-            w = dc_get32(data);
-            h = dc_get32(data + 4);
-            channels = data[9] == 2 ? 3 : data[9] == 6 ? 4 : 0;
-            if (data[8] != 8 || !channels || data[12] != 0) {
-                dc_fail("%s: not 8-bit RGB/RGBA, non-interlaced%s", path, "");
-                goto done;
-            }
-        } else if (!memcmp(type, "IDAT", 4)) {
-            unsigned char *grown = realloc(idat, idat_len + len + 1);
-            if (!grown) goto done;
-            idat = grown;
-            memcpy(idat + idat_len, data, len);
-            idat_len += len;
-        } else if (!memcmp(type, "IEND", 4)) {
-            seen_end = 1;
-        }
-        pos += (size_t)len + 12;
-    }
-    if (!seen_end || !w || !h || !idat) {
-        dc_fail("%s: missing IHDR, IDAT or IEND%s", path, "");
-        goto done;
+    int w = 0, h = 0, channels = 0;
+    unsigned char *rgb = stbi_load(path, &w, &h, &channels, 3);
+    if (!rgb) {
+        dc_fail("%s does not decode: %s", path, stbi_failure_reason());
+        return;
     }
     char got[64], want[64];
-    snprintf(got, sizeof got, "%ux%u", (unsigned)w, (unsigned)h);
+    snprintf(got, sizeof got, "%dx%d", w, h);
     snprintf(want, sizeof want, "%dx%d", want_w, want_h);
-    if (want_w && ((int)w != want_w || (int)h != want_h)) {
+    size_t n = (size_t)w * (size_t)h, distinct = 0, best_run = 0;
+    uint32_t *px = malloc(n * sizeof *px);
+    if (want_w && (w != want_w || h != want_h)) {
         dc_fail("PNG is %s, expected %s", got, want);
-        goto done;
-    }
-    size_t row = 1 + (size_t)w * (size_t)channels;
-    unsigned char *raw = malloc(row * h);
-    uint32_t *px = malloc((size_t)w * h * sizeof *px);
-    if (!raw || !px || dc_inflate(idat, idat_len, raw, row * h) != 0) {
-        dc_fail("%s: image data does not inflate to %s", path, got);
-        free(raw);
-        free(px);
-        goto done;
-    }
-    /* Undo the row filters in place, then pack each pixel's RGB into a uint32. */
-    size_t bpp = (size_t)channels, stride = row - 1;
-    for (uint32_t y = 0; y < h; y++) {
-        unsigned char *cur = raw + y * row + 1, *prev = y ? raw + (y - 1) * row + 1 : NULL;
-        int filter = cur[-1];
-        for (size_t i = 0; i < stride; i++) {
-            int a = i >= bpp ? cur[i - bpp] : 0, b = prev ? prev[i] : 0;
-            int c = prev && i >= bpp ? prev[i - bpp] : 0;
-            int add = filter == 1 ? a : filter == 2 ? b : filter == 3 ? (a + b) / 2
-                    : filter == 4 ? dc_paeth(a, b, c) : 0;
-            cur[i] = (unsigned char)(cur[i] + add);
+    } else if (!px) {
+        dc_fail("%s: no memory for %s pixels", path, got);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            px[i] = (uint32_t)rgb[3 * i] << 16 | (uint32_t)rgb[3 * i + 1] << 8 | rgb[3 * i + 2];
+        qsort(px, n, sizeof *px, dc_cmp_u32);
+        for (size_t i = 0; i < n;) {
+            size_t j = i;
+            while (j < n && px[j] == px[i]) j++;
+            distinct++;
+            if (j - i > best_run) best_run = j - i;
+            i = j;
         }
-        for (uint32_t x = 0; x < w; x++) {
-            const unsigned char *p = cur + x * bpp;
-            px[(size_t)y * w + x] = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-        }
+        double fg = 100.0 * (double)(n - best_run) / (double)n;
+        char have[96];
+        snprintf(have, sizeof have, "%zu distinct colours, %.1f%% foreground", distinct, fg);
+        if ((long)distinct < min_colours || fg < min_fg) dc_fail("%s: too plain: %s", path, have);
+        else printf("demo_check: ok: %s is a %s PNG with %s\n", path, got, have);
     }
-    size_t n = (size_t)w * h, distinct = 0, best_run = 0;
-    qsort(px, n, sizeof *px, dc_cmp_u32);
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && px[j] == px[i]) j++;
-        distinct++;
-        if (j - i > best_run) best_run = j - i;
-        i = j;
-    }
-    double fg = 100.0 * (double)(n - best_run) / (double)n;
-    char have[96];
-    snprintf(have, sizeof have, "%zu distinct colours, %.1f%% foreground", distinct, fg);
-    if ((long)distinct < min_colours || fg < min_fg) dc_fail("%s: too plain: %s", path, have);
-    else printf("demo_check: ok: %s is a %s PNG with %s\n", path, got, have);
-    free(raw);
     free(px);
-done:
-    free(idat);
-    free(png);
+    stbi_image_free(rgb);
 }
+#endif
 
 /* ---------------------------------------------------------------------------------------------
    Main
    ------------------------------------------------------------------------------------------ */
 int main(int argc, char **argv) {
     const char *expects[DC_MAX_CHECKS], *contains[DC_MAX_CHECKS], *png = NULL;
-    int n_expect = 0, n_contains = 0, w = 0, h = 0, cmd = 0;
+    int n_expect = 0, n_contains = 0, w = 0, h = 0, cmd = 0, want_status = 0;
     long min_colours = 0;
     double min_fg = 0.0;
     /* Flags come in pairs (--flag value) until "--"; anything else stops the parse. */
@@ -298,6 +206,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--expect") && n_expect < DC_MAX_CHECKS) expects[n_expect++] = v;
         else if (!strcmp(a, "--contains") && n_contains < DC_MAX_CHECKS) contains[n_contains++] = v;
         else if (!strcmp(a, "--png")) png = v;
+        else if (!strcmp(a, "--exit")) want_status = (int)strtol(v, NULL, 10);
         else if (!strcmp(a, "--size")) {
             if (sscanf(v, "%dx%d", &w, &h) != 2) break;
         } else if (!strcmp(a, "--min-colours")) min_colours = strtol(v, NULL, 10);
@@ -305,7 +214,7 @@ int main(int argc, char **argv) {
         else break;
     }
     if (!cmd || cmd >= argc) {
-        fprintf(stderr, "usage: demo_check [--expect K<op>N] [--contains TEXT] [--png FILE "
+        fprintf(stderr, "usage: demo_check [--expect K<op>N] [--contains TEXT] [--exit N] [--png FILE "
                         "[--size WxH] [--min-colours N] [--min-foreground PCT]] -- COMMAND...\n");
         return 2;
     }
@@ -316,9 +225,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "demo_check: cannot run %s\n", argv[cmd]);
         return 1;
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char code[32];
-        snprintf(code, sizeof code, "%d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != want_status) {
+        char code[64];
+        snprintf(code, sizeof code, "%d, not %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                 want_status);
         dc_fail("%s exited with status %s", argv[cmd], code);
     }
     for (int i = 0; i < n_expect; i++) dc_expect(out, expects[i]);

@@ -2,7 +2,8 @@
 /* demo_sdl.h -- small SDL2 helpers the demos share: text in the built-in 5x7 font and a PNG
    screenshot of whatever a renderer shows (a window, or an offscreen software renderer in
    headless mode). Header-only (static inline) so a demo needs no extra SDL-linked library;
-   link examples/common's font5x7.c and png_write.c (the sp_demo_common CMake target). */
+   link examples/common's font5x7.c (the sp_demo_common CMake target), which also brings
+   Debian's libstb (stb_image_write) for the PNG. */
 #ifndef DEMO_SDL_H
 #define DEMO_SDL_H
 
@@ -10,7 +11,8 @@
 #include <stdlib.h>
 
 #include "font5x7.h"
-#include "png_write.h"
+
+#include <stb_image_write.h>
 
 /* Width in pixels of text drawn at scale. */
 static inline int demo_text_width(const char *text, int scale) {
@@ -47,7 +49,8 @@ static inline int demo_text_draw(SDL_Renderer *r, int x, int y, int scale, const
 }
 
 /* Writes what the renderer currently shows (call before SDL_RenderPresent) to a PNG file.
-   @return 0 on success, -1 on failure (SDL_GetError() or errno says why). */
+   @return 0 on success, -1 on failure (SDL_GetError() says why, or the file could not be
+   written). */
 static inline int demo_screenshot(SDL_Renderer *r, const char *path) {
     int w, h;
     if (SDL_GetRendererOutputSize(r, &w, &h) != 0) return -1;
@@ -55,7 +58,7 @@ static inline int demo_screenshot(SDL_Renderer *r, const char *path) {
     if (!pixels) return -1;
     int rc = -1;
     if (SDL_RenderReadPixels(r, NULL, SDL_PIXELFORMAT_RGB24, pixels, w * 3) == 0)
-        rc = png_write(path, pixels, w, h, (size_t)w * 3, 3);
+        rc = stbi_write_png(path, w, h, 3, pixels, w * 3) ? 0 : -1;
     free(pixels);
     return rc;
 }

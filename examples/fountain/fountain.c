@@ -16,6 +16,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "fountain_sim.h"
 
+#include "demo_args.h"
+
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -42,99 +44,50 @@ static void fs_on_signal(int sig) {
 /* ---------------------------------------------------------------------------------------------
    Options
    ------------------------------------------------------------------------------------------ */
-static void fs_usage(FILE *out) {
-    fprintf(out,
-        "usage: fountain [options]\n"
-        "The same fountain of sparks, pooled (sp_pool) and spawn-and-destroy (malloc/free),\n"
-        "with live counters. Opens a window when a display is available, else animates the\n"
-        "terminal (or logs once per second when stdout is not a terminal), then prints a summary.\n"
-        "\n"
-        "  --rate N          sparks per second (default 2000)\n"
-        "  --seconds S       run length (default %.0f in the terminal, 30 in a window)\n"
-        "  --cap N           pool max (default rate x 2.5 s; prewarmed to rate x 1.9 s)\n"
-        "  --policy P        when the pool is full: drop (default), reclaim or grow\n"
-        "  --seed N          random seed (default 1); both fountains use the same one\n"
-        "  --terminal        never open a window\n"
-        "  --headless        render offscreen (no display needed), write --screenshot, print\n"
-        "                    the counters as key=value lines\n"
-        "  --frames N        frames to render with --headless (default 300, 60 per second)\n"
-        "  --kv              also print the counters as key=value lines (always with --headless)\n"
-        "  --screenshot F    PNG of the last frame (headless or window)\n"
-        "  --help            this text\n"
-        "\n"
-        "Window keys: up/down spawn rate, +/- pool cap, p overflow policy, esc quit.\n",
-        FS_TERM_SECONDS);
-}
-
-static int fs_parse_double(const char *flag, const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0.0;
-    if (!s || *end || end == s || errno || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "fountain: %s wants a number from %g to %g\n", flag, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* @return 0 to run, 1 after --help, 2 on a bad flag. */
+/* @return DEMO_ARGS_RUN to run, else the exit code (0 after --help, 2 on a bad flag). */
 static int fs_parse(int argc, char **argv, fs_options *opt) {
     memset(opt, 0, sizeof *opt);
     opt->sim.rate = 2000.0;
-    opt->frames = 300;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fs_usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--terminal")) {
-            opt->terminal = true;
-        } else if (!strcmp(a, "--headless")) {
-            opt->headless = true;
-        } else if (!strcmp(a, "--kv")) {
-            opt->kv = true;
-        } else if (!strcmp(a, "--rate")) {
-            if (fs_parse_double(a, v, 1, 200000, &opt->sim.rate)) return 2;
-            i++;
-        } else if (!strcmp(a, "--seconds")) {
-            if (fs_parse_double(a, v, 0.1, 86400, &opt->seconds)) return 2;
-            i++;
-        } else if (!strcmp(a, "--cap")) {
-            if (fs_parse_double(a, v, 1, 1e7, &d)) return 2;
-            opt->sim.cap = (size_t)d;
-            i++;
-        } else if (!strcmp(a, "--seed")) {
-            if (fs_parse_double(a, v, 1, 4294967295.0, &d)) return 2;
-            opt->sim.seed = (uint32_t)d;
-            i++;
-        } else if (!strcmp(a, "--frames")) {
-            if (fs_parse_double(a, v, 1, 1e6, &d)) return 2;
-            opt->frames = (unsigned)d;
-            i++;
-        } else if (!strcmp(a, "--screenshot")) {
-            if (!v) {
-                fprintf(stderr, "fountain: --screenshot wants a file name\n");
-                return 2;
-            }
-            opt->screenshot = v;
-            i++;
-        } else if (!strcmp(a, "--policy")) {
-            if (v && !strcmp(v, "drop")) opt->sim.policy = SP_OVERFLOW_DROP;
-            else if (v && !strcmp(v, "reclaim")) opt->sim.policy = SP_OVERFLOW_RECLAIM;
-            else if (v && !strcmp(v, "grow")) opt->sim.policy = SP_OVERFLOW_GROW;
-            else {
-                fprintf(stderr, "fountain: --policy wants drop, reclaim or grow\n");
-                return 2;
-            }
-            i++;
-        } else {
-            fprintf(stderr, "fountain: unknown option '%s' (try --help)\n", a);
-            return 2;
-        }
-    }
-    return 0;
+    long cap = 0, seed = 1, frames = 300;
+    int policy = 0;
+    const demo_opt opts[] = {
+        {"rate", DEMO_OPT_DOUBLE, &opt->sim.rate, 1, 200000, NULL, "N",
+         "sparks per second (default 2000)"},
+        {"seconds", DEMO_OPT_DOUBLE, &opt->seconds, 0.1, 86400, NULL, "S",
+         "run length (default 9 in the terminal, 30 in a window)"},
+        {"cap", DEMO_OPT_LONG, &cap, 1, 1e7, NULL, "N",
+         "pool max (default rate x 2.5 s; prewarmed to rate x 1.9 s)"},
+        {"policy", DEMO_OPT_CHOICE, &policy, 0, 0, "drop|reclaim|grow", "P",
+         "when the pool is full: drop (default), reclaim or grow"},
+        {"seed", DEMO_OPT_LONG, &seed, 1, 4294967295.0, NULL, "N",
+         "random seed (default 1); both fountains use the same one"},
+        {"terminal", DEMO_OPT_FLAG, &opt->terminal, 0, 0, NULL, NULL, "never open a window"},
+        {"headless", DEMO_OPT_FLAG, &opt->headless, 0, 0, NULL, NULL,
+         "render offscreen (no display needed), write --screenshot, print\n"
+         "the counters as key=value lines"},
+        {"frames", DEMO_OPT_LONG, &frames, 1, 1e6, NULL, "N",
+         "frames to render with --headless (default 300, 60 per second)"},
+        {"kv", DEMO_OPT_FLAG, &opt->kv, 0, 0, NULL, NULL,
+         "also print the counters as key=value lines (always with --headless)"},
+        {"screenshot", DEMO_OPT_STRING, &opt->screenshot, 0, 0, NULL, "FILE",
+         "PNG of the last frame (with --headless, or in a window; the\n"
+         "terminal front end draws no picture, so there it is an error)"},
+        {0},
+    };
+    int rc = demo_args_parse("fountain",
+        "The same fountain of sparks, pooled (sp_pool) and spawn-and-destroy (malloc/free),\n"
+        "with live counters. Opens a window when a display is available, else animates the\n"
+        "terminal (or logs once per second when stdout is not a terminal), then prints a summary.",
+        "Window keys: up/down spawn rate, +/- pool cap, p overflow policy, esc quit.", opts,
+        argc, argv);
+    if (rc != DEMO_ARGS_RUN) return rc;
+    static const sp_overflow policies[] = {SP_OVERFLOW_DROP, SP_OVERFLOW_RECLAIM,
+                                           SP_OVERFLOW_GROW};
+    opt->sim.policy = policies[policy];
+    opt->sim.cap = (size_t)cap;
+    opt->sim.seed = (uint32_t)seed;
+    opt->frames = (unsigned)frames;
+    return DEMO_ARGS_RUN;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -450,12 +403,16 @@ int fs_run_headless(const fs_options *opt) {
 int main(int argc, char **argv) {
     fs_options opt;
     int rc = fs_parse(argc, argv, &opt);
-    if (rc) return rc == 1 ? 0 : 2;
+    if (rc != DEMO_ARGS_RUN) return rc;
     if (opt.headless) return fs_run_headless(&opt);
     const char *x11 = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
     if (!opt.terminal && ((x11 && *x11) || (wayland && *wayland))) {
         rc = fs_run_window(&opt);
         if (rc >= 0) return rc;
     }
+    /* The terminal draws characters, not a picture: say so rather than write nothing. */
+    if (opt.screenshot)
+        return demo_args_error("fountain", "--screenshot needs a picture: add --headless, or "
+                                           "run in a window (the terminal draws none)");
     return fs_run_terminal(&opt);
 }

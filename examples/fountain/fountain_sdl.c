@@ -328,12 +328,18 @@ int fs_run_headless(const fs_options *opt) {
     fs_view v = {.r = r};
     fs_heat_init(&v.batch);
     int rc = 0;
+    unsigned first_after_draw[FS_SIDES] = {0}; /* which side met the caches a draw left */
+    bool drew = false;
     for (unsigned f = 0; f < opt->frames; f++) {
         fs_sim_step(&sim);
+        if (drew) first_after_draw[sim.first_side]++;
         /* Every 10th frame and the last are drawn: that exercises the draw code all along the
            run while keeping the software renderer cheap under the sanitizers. */
-        if (f % 10 == 9 || f + 1 == opt->frames) fs_draw(&v, &sim, seconds, sim.t);
+        drew = f % 10 == 9 || f + 1 == opt->frames;
+        if (drew) fs_draw(&v, &sim, seconds, sim.t);
     }
+    printf("pooled_first_after_draw=%u\nmalloc_first_after_draw=%u\n",
+           first_after_draw[FS_POOLED], first_after_draw[FS_MALLOC]);
     if (opt->screenshot) {
         if (demo_screenshot(r, opt->screenshot) != 0) {
             fprintf(stderr, "fountain: cannot write %s\n", opt->screenshot);

@@ -97,6 +97,7 @@ typedef struct fs_sim {
     fs_side side[FS_SIDES];
     double t;
     uint64_t frame;
+    int first_side;         /* the side the last step timed first (see fs_sim_step) */
     bool warm;
     unsigned log_lines;    /* lines the pool logged (GROW warns); kept off the screen */
     char log_last[160];

@@ -13,11 +13,12 @@
        naming where it was released.
 
    Run without arguments it does everything right; `--write` plants the bug. tests/ run it all
-   three ways. */
+   three ways. It prints text only: there is no picture to take, so no --headless/--screenshot. */
 #include <spawnpool.h>
 
+#include "demo_args.h"
+
 #include <stdio.h>
-#include <string.h>
 
 typedef struct enemy {
     int hp;
@@ -26,7 +27,17 @@ typedef struct enemy {
 
 int main(int argc, char **argv) {
     // Initialization
-    bool plant_bug = argc > 1 && strcmp(argv[1], "--write") == 0;
+    bool plant_bug = false;
+    const demo_opt opts[] = {
+        {"write", DEMO_OPT_FLAG, &plant_bug, 0, 0, NULL, NULL,
+         "plant the bug: write through a pointer to a released enemy"},
+        {0},
+    };
+    int rc = demo_args_parse("use_after_release",
+        "A write through a stale pointer, and what spawnpool's debug checks report (ASan,\n"
+        "valgrind, or the write-after-release checksum, depending on the build).",
+        NULL, opts, argc, argv);
+    if (rc != DEMO_ARGS_RUN) return rc;
     sp_pool *enemies = sp_pool_create(&(sp_desc){.name = "enemies", .item_size = sizeof(enemy), .initial = 4});
     if (!enemies) return 1;
 

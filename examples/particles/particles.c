@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "demo_args.h"
+
 #ifdef SP_HAVE_SDL2
 #  include "demo_sdl.h"
 #endif
@@ -52,93 +54,48 @@ typedef struct pt_options {
     unsigned frames;        /* headless / terminal run length */
     unsigned seed;
     const char *screenshot;
-    int headless, terminal;
+    bool headless, terminal;
 } pt_options;
 
-static void pt_usage(FILE *out) {
-    fprintf(out,
-        "usage: particles [options]\n"
-        "100k+ sparks in an sp_dense pool: spawned at a rate, integrated, swap-removed when\n"
-        "spent. Opens a window when a display is available, else prints frame times.\n"
-        "\n"
-        "  --rate N          sparks per second (default 60000)\n"
-        "  --max N           pool cap (default rate x 2.0 s mean life x 1.25 headroom)\n"
-        "  --policy P        when the pool is full: drop (default) or reclaim\n"
-        "  --seed N          random seed (default 1)\n"
-        "  --frames N        frames to run (default: 200 headless, 600 in the terminal, a window\n"
-        "                    runs until esc)\n"
-        "  --headless        render offscreen (no display needed), write --screenshot, print\n"
-        "                    the counters as key=value lines\n"
-        "  --screenshot F    PNG of the last frame (headless or window)\n"
-        "  --terminal        never open a window\n"
-        "  --help            this text\n"
-        "\n"
-        "Window keys: up/down spawn rate, c clear, space pause, esc quit.\n");
-}
-
-static int pt_parse_num(const char *flag, const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0.0;
-    if (!s || *end || end == s || errno || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "particles: %s wants a number from %g to %g\n", flag, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* @return 0 to run, 1 after --help, 2 on a bad flag. */
+/* @return DEMO_ARGS_RUN to run, else the exit code (0 after --help, 2 on a bad flag). */
 static int pt_parse(int argc, char **argv, pt_options *o) {
     memset(o, 0, sizeof *o);
     o->rate = 60000.0;
-    o->seed = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double d;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            pt_usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--headless")) {
-            o->headless = 1;
-        } else if (!strcmp(a, "--terminal")) {
-            o->terminal = 1;
-        } else if (!strcmp(a, "--rate")) {
-            if (pt_parse_num(a, v, 1, 2e6, &o->rate)) return 2;
-            i++;
-        } else if (!strcmp(a, "--max")) {
-            if (pt_parse_num(a, v, 1, 1 << 24, &d)) return 2;
-            o->max = (size_t)d;
-            i++;
-        } else if (!strcmp(a, "--seed")) {
-            if (pt_parse_num(a, v, 0, 4294967295.0, &d)) return 2;
-            o->seed = (unsigned)d;
-            i++;
-        } else if (!strcmp(a, "--frames")) {
-            if (pt_parse_num(a, v, 1, 1e7, &d)) return 2;
-            o->frames = (unsigned)d;
-            i++;
-        } else if (!strcmp(a, "--screenshot")) {
-            if (!v) {
-                fprintf(stderr, "particles: --screenshot wants a file name\n");
-                return 2;
-            }
-            o->screenshot = v;
-            i++;
-        } else if (!strcmp(a, "--policy")) {
-            if (v && !strcmp(v, "drop")) o->policy = SP_OVERFLOW_DROP;
-            else if (v && !strcmp(v, "reclaim")) o->policy = SP_OVERFLOW_RECLAIM;
-            else {
-                fprintf(stderr, "particles: --policy wants drop or reclaim\n");
-                return 2;
-            }
-            i++;
-        } else {
-            fprintf(stderr, "particles: unknown option '%s' (try --help)\n", a);
-            return 2;
-        }
-    }
-    return 0;
+    long max = 0, seed = 1, frames = 0;
+    int policy = 0;
+    bool headless = false, terminal = false;
+    const demo_opt opts[] = {
+        {"rate", DEMO_OPT_DOUBLE, &o->rate, 1, 2e6, NULL, "N",
+         "sparks per second (default 60000)"},
+        {"max", DEMO_OPT_LONG, &max, 1, 1 << 24, NULL, "N",
+         "pool cap (default rate x 2.0 s mean life x 1.25 headroom)"},
+        {"policy", DEMO_OPT_CHOICE, &policy, 0, 0, "drop|reclaim", "P",
+         "when the pool is full: drop (default) or reclaim"},
+        {"seed", DEMO_OPT_LONG, &seed, 0, 4294967295.0, NULL, "N", "random seed (default 1)"},
+        {"frames", DEMO_OPT_LONG, &frames, 1, 1e7, NULL, "N",
+         "frames to run (default: 200 headless, 600 in the terminal, a window\n"
+         "runs until esc)"},
+        {"headless", DEMO_OPT_FLAG, &headless, 0, 0, NULL, NULL,
+         "render offscreen (no display needed), write --screenshot, print\n"
+         "the counters as key=value lines"},
+        {"screenshot", DEMO_OPT_STRING, &o->screenshot, 0, 0, NULL, "FILE",
+         "PNG of the last frame (with --headless, or in a window; the\n"
+         "terminal front end draws no picture, so there it is an error)"},
+        {"terminal", DEMO_OPT_FLAG, &terminal, 0, 0, NULL, NULL, "never open a window"},
+        {0},
+    };
+    int rc = demo_args_parse("particles",
+        "100k+ sparks in an sp_dense pool: spawned at a rate, integrated, swap-removed when\n"
+        "spent. Opens a window when a display is available, else prints frame times.",
+        "Window keys: up/down spawn rate, c clear, space pause, esc quit.", opts, argc, argv);
+    if (rc != DEMO_ARGS_RUN) return rc;
+    o->max = (size_t)max;
+    o->seed = (unsigned)seed;
+    o->frames = (unsigned)frames;
+    o->policy = policy ? SP_OVERFLOW_RECLAIM : SP_OVERFLOW_DROP;
+    o->headless = headless;
+    o->terminal = terminal;
+    return DEMO_ARGS_RUN;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -639,12 +596,16 @@ static int pt_run_headless(const pt_options *o) {
 int main(int argc, char **argv) {
     pt_options o;
     int rc = pt_parse(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : 2;
+    if (rc != DEMO_ARGS_RUN) return rc;
     if (o.headless) return pt_run_headless(&o);
     const char *x11 = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
     if (!o.terminal && ((x11 && *x11) || (wayland && *wayland))) {
         rc = pt_run_window(&o);
         if (rc >= 0) return rc;
     }
+    /* The terminal prints numbers, not a picture: say so rather than write nothing. */
+    if (o.screenshot)
+        return demo_args_error("particles", "--screenshot needs a picture: add --headless, or "
+                                            "run in a window (the terminal draws none)");
     return pt_run_terminal(&o);
 }

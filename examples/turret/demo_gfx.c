@@ -3,7 +3,6 @@
 #include "demo_gfx.h"
 
 #include "demo_sdl.h"
-#include "png_write.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -84,8 +83,7 @@ bool gfx_screenshot(gfx_target *t, const char *path)
         ok = SDL_SaveBMP(rgb, path) == 0;
     } else {
         SDL_LockSurface(rgb);
-        ok = png_write(path, (const unsigned char *)rgb->pixels, rgb->w, rgb->h,
-                       (size_t)rgb->pitch, 3) == 0;
+        ok = stbi_write_png(path, rgb->w, rgb->h, 3, rgb->pixels, rgb->pitch) != 0;
         SDL_UnlockSurface(rgb);
     }
     SDL_FreeSurface(rgb);

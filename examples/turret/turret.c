@@ -13,11 +13,12 @@
 
     Headless (tests, docs): --headless --frames N --screenshot FILE.png [--policy drop|reclaim]
     [--rate R] [--slots S] renders offscreen with SDL's software renderer and prints the
-    counters as key=value lines.
+    counters as key=value lines. `turret --help` lists the flags.
 */
 #define SDL_MAIN_HANDLED /* our main is a plain main: no SDL2main needed */
 #include <spawnpool.h>
 
+#include "demo_args.h"
 #include "demo_gfx.h"
 
 #include <SDL.h>
@@ -396,49 +397,37 @@ typedef struct options {
     const char *keys; /* "FRAME:KEY,..." pressed headless; KEY is one of + - r u d */
 } options;
 
-static int usage(const char *argv0)
-{
-    fprintf(stderr,
-            "usage: %s [--headless] [--frames N] [--screenshot FILE.png]\n"
-            "          [--policy drop|reclaim] [--rate SHOTS_PER_S] [--slots N]\n"
-            "          [--keys FRAME:KEY,...]   (headless key presses: + - r u d)\n",
-            argv0);
-    return 2;
-}
-
-static bool parse_options(int argc, char **argv, options *o)
+/* @return DEMO_ARGS_RUN to run, else the exit code (0 after --help, 2 on a bad flag). */
+static int parse_options(int argc, char **argv, options *o)
 {
     *o = (options){.frames = 600, .policy = POLICY_DROP, .rate = 10.0f, .slots = 20};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--headless")) {
-            o->headless = true;
-        } else if (!strcmp(a, "--frames") && v) {
-            o->frames = strtol(v, NULL, 10);
-            i++;
-        } else if (!strcmp(a, "--screenshot") && v) {
-            o->screenshot = v;
-            i++;
-        } else if (!strcmp(a, "--policy") && v) {
-            if (!strcmp(v, "drop")) o->policy = POLICY_DROP;
-            else if (!strcmp(v, "reclaim")) o->policy = POLICY_RECLAIM;
-            else return false;
-            i++;
-        } else if (!strcmp(a, "--rate") && v) {
-            o->rate = strtof(v, NULL);
-            i++;
-        } else if (!strcmp(a, "--slots") && v) {
-            o->slots = (size_t)strtoul(v, NULL, 10);
-            i++;
-        } else if (!strcmp(a, "--keys") && v) {
-            o->keys = v;
-            i++;
-        } else {
-            return false;
-        }
-    }
-    return o->frames > 0 && o->rate > 0.0f && o->slots >= MIN_SLOTS && o->slots <= MAX_SLOTS;
+    double rate = 10.0;
+    long slots = 20;
+    int reclaim = 0;
+    const demo_opt opts[] = {
+        {"headless", DEMO_OPT_FLAG, &o->headless, 0, 0, NULL, NULL,
+         "render offscreen (no display needed) and print the counters as\nkey=value lines"},
+        {"frames", DEMO_OPT_LONG, &o->frames, 1, 1e7, NULL, "N",
+         "frames to run headless (default 600); a window runs until Esc"},
+        {"screenshot", DEMO_OPT_STRING, &o->screenshot, 0, 0, NULL, "FILE",
+         "PNG of the last frame (headless, or the window's when it closes)"},
+        {"policy", DEMO_OPT_CHOICE, &reclaim, 0, 0, "drop|reclaim", "P",
+         "when the pool is full: drop (default) or reclaim"},
+        {"rate", DEMO_OPT_DOUBLE, &rate, 0.1, 1000, NULL, "R", "shots per second (default 10)"},
+        {"slots", DEMO_OPT_LONG, &slots, MIN_SLOTS, MAX_SLOTS, NULL, "N",
+         "pool size (default 20)"},
+        {"keys", DEMO_OPT_STRING, &o->keys, 0, 0, NULL, "F:K,...",
+         "keys pressed at frames, e.g. 60:+,120:r (+ - r u d)"},
+        {0},
+    };
+    int rc = demo_args_parse("turret",
+        "A turret fires from a fixed-buffer pool; a row of cubes shows every slot.",
+        "Keys: Up/Down fire rate, +/- pool size, R switches DROP/RECLAIM, Esc quits.", opts,
+        argc, argv);
+    o->policy = reclaim ? POLICY_RECLAIM : POLICY_DROP;
+    o->rate = (float)rate;
+    o->slots = (size_t)slots;
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -494,7 +483,8 @@ int main(int argc, char **argv)
     // Initialization
     //------------------------------------------------------------------------------------------
     options opt;
-    if (!parse_options(argc, argv, &opt)) return usage(argv[0]);
+    int parsed = parse_options(argc, argv, &opt);
+    if (parsed != DEMO_ARGS_RUN) return parsed;
 
     gfx_target target;
     if (!gfx_open(&target, "spawnpool turret", SCREEN_W, SCREEN_H, opt.headless)) {

@@ -44,6 +44,9 @@
 bool sp__pool_check(const sp_pool *pool);
 /* White-box: sets the life counter of a member's slot, to reach exhaustion without 2^28 lives. */
 void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
+/* White-box: forgets the lives that the faked exhaustions of earlier inputs used up, which would
+   otherwise retire one pool tag each, for good, and run the process out of tags. */
+void sp__tags_reset(void);
 #define FZ_LIFE_MAX ((1u << 28) - 1u) /* the last life a slot may have (see HANDLES) */
 
 #define FZ_POOLS 4          /* pool slots in the registry */
@@ -1834,6 +1837,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_serial = 0;
     fz_order_n = 0;
     fz_incarnation = 0;
+    sp__tags_reset(); /* every input starts from a fresh process's tag table */
     fz_reg_lines = fz_reg_expected = 0;
 #if FZ_MODEL_TAG_LIVES
     fz_gone_n = fz_gone_pos = 0;

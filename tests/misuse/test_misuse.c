@@ -251,6 +251,24 @@ static void write_after_release_is_reported_at_the_next_acquisition(void **state
     assert_int_equal(*again, 2); /* reported, not repaired: contents are the game's */
 }
 
+/* The release site reported is the last release's: after a release without a site (here the
+   plain function), the report says so instead of naming an earlier release, or "?:0". */
+static void write_after_an_unsited_release_does_not_name_an_older_site(void **state) {
+    fixture *f = (fixture *)*state;
+    if (UNDER_ASAN || UNDER_VALGRIND) skip(); /* they stop at the write itself */
+    int *a = (int *)sp_acquire(f->pool);
+    sp_release(f->pool, a); /* recorded: this line */
+    assert_ptr_equal(sp_acquire(f->pool), a);
+    (sp_release)(f->pool, a); /* the function: no site */
+    *a = 3; /* the misuse */
+    int before = lines(&f->env.log);
+    assert_ptr_equal(sp_acquire(f->pool), a);
+    assert_int_equal(lines(&f->env.log) - before, 1);
+    assert_true(test_log_last_has(&f->env.log, "written after its release (released without a site"));
+    assert_false(test_log_last_has(&f->env.log, "test_misuse.c"));
+    assert_false(test_log_last_has(&f->env.log, "?:0"));
+}
+
 static void a_member_rebuilt_after_trim_is_not_reported_as_written(void **state) {
     fixture *f = (fixture *)*state;
     int *a = (int *)sp_acquire(f->pool);
@@ -322,6 +340,7 @@ int main(void) {
         cmocka_unit_test(hook_releasing_its_own_member_is_refused),
         cmocka_unit_test(destroying_a_pool_from_its_own_hook_is_refused),
         cmocka_unit_test_setup_teardown(write_after_release_is_reported_at_the_next_acquisition, setup, teardown),
+        cmocka_unit_test_setup_teardown(write_after_an_unsited_release_does_not_name_an_older_site, setup, teardown),
         cmocka_unit_test_setup_teardown(a_member_rebuilt_after_trim_is_not_reported_as_written, setup, teardown),
         cmocka_unit_test(destroy_with_leased_members_names_the_sites),
         cmocka_unit_test_setup_teardown(leak_report_groups_leased_members_by_site, setup, teardown),
