@@ -7,39 +7,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Switches for decisions of issue 9/11 whose library side lands on other branches. 0 keeps the
-   model to what this library does; set them to 1 (-DFZ_MODEL_...=1) once the library does it.
+/* Switches for decisions of issues 9 and 11, so that the model can follow the library as the
+   branches that build them land. 1: the library does it (the default for what is merged).
+   FZ_MODEL_TAG_LIVES  a destroyed pool's handles never resolve in a later pool (issue 9 item 6).
+   FZ_MODEL_RATE_LIMITS  decision 7 and issue 11 item 9: resolving another pool's handle warns
+                       the first time, then when the count reaches a power of two; sp_dense warns
+                       about growth past max when the places past it reach 1, 2, 4, 8... (as
+                       sp_pool does), not on every growth.
+   FZ_MODEL_REGISTRY_API  sp_registry_resolve and sp_registry_release_all (decisions 5, 9);
+                       sp_spawn and sp_registry_remove of an unknown name log one line;
+                       sp_registry_remove from a hook of the pool it would destroy returns an
+                       error (issue 9 item 10); sp_registry_destroy from any hook, and registry
+                       calls from hooks while it destroys, are refused with one line (decision 4).
    FZ_MODEL_GUARDS     priority and sp_each callbacks count as hooks: destroy/clear/trim of their
                        pool are refused with one line; inside priority, acquire and release of
                        its pool are refused with one line (decision 1). sp_clear and
                        sp_pool_destroy refuse every acquisition from the pool's hooks, free
-                       members or not (decision 2). sp_registry_remove from a hook of the pool
-                       it would destroy returns an error (issue 9 item 10).
-                       sp_registry_destroy from any hook is refused as a whole, one line
-                       (decision 4).
-   FZ_MODEL_TAG_LIVES  a destroyed pool's handles never resolve in a later pool (issue 9 item 6).
-   FZ_MODEL_REGISTRY_API  sp_registry_resolve and sp_registry_release_all (decisions 5, 9);
-                       sp_spawn and sp_registry_remove of an unknown name log one line.
+                       members or not (decision 2).
    FZ_MODEL_ITER       the sp_iter cursor (decision 8): its order, and walks whose body releases
-                       and acquires as an sp_each callback does.
-   FZ_MODEL_RATE_LIMITS  decision 7 and issue 11 item 9: resolving another pool's handle warns
-                       the first time, then when the count reaches a power of two; sp_dense warns
-                       about growth past max when the places past it reach 1, 2, 4, 8... (as
-                       sp_pool does), not on every growth. */
+                       and acquires as an sp_each callback does. */
 #ifndef FZ_MODEL_ITER
 #  define FZ_MODEL_ITER 0
 #endif
 #ifndef FZ_MODEL_RATE_LIMITS
-#  define FZ_MODEL_RATE_LIMITS 0
+#  define FZ_MODEL_RATE_LIMITS 1
 #endif
 #ifndef FZ_MODEL_GUARDS
 #  define FZ_MODEL_GUARDS 0
 #endif
 #ifndef FZ_MODEL_TAG_LIVES
-#  define FZ_MODEL_TAG_LIVES 0
+#  define FZ_MODEL_TAG_LIVES 1
 #endif
 #ifndef FZ_MODEL_REGISTRY_API
-#  define FZ_MODEL_REGISTRY_API 0
+#  define FZ_MODEL_REGISTRY_API 1
 #endif
 
 /* The bytes run out into zeros, so every input is a valid program. */

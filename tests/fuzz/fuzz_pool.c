@@ -382,7 +382,7 @@ static void fz_try_misuse(fz_pool *p, int kind, void *item) {
         break;
     case FZ_MISUSE_REMOVE: {
         sp_result r = sp_registry_remove(fz_reg, p->name);
-#if FZ_MODEL_GUARDS
+#if FZ_MODEL_REGISTRY_API
         FZ_CHECK(r != SP_OK, "sp_registry_remove from a hook of its pool returned SP_OK (issue 9 item 10)");
 #else
         (void)r; /* SP_OK on this library though the destroy was refused (issue 9 item 10) */
@@ -428,9 +428,12 @@ static void fz_hook_misuse(fz_pool *p, unsigned hook, void *item) {
     if (kind == FZ_MISUSE_ACQUIRE && (hook != HK_DISPOSE || (fz_tearing_down != p && !fz_registry_destroying)))
         return;
 #else
-    if (kind == FZ_MISUSE_ACQUIRE || kind == FZ_MISUSE_REG_DESTROY) return;
-    /* registry calls from dispose while the registry destroys its pools read freed entries in
-       this library (issue 9 item 2) */
+    if (kind == FZ_MISUSE_ACQUIRE) return;
+#endif
+#if !FZ_MODEL_REGISTRY_API
+    if (kind == FZ_MISUSE_REG_DESTROY) return;
+    /* registry calls from dispose while the registry destroys its pools read freed entries
+       without the registry's refusals (issue 9 item 2) */
     if (kind == FZ_MISUSE_REMOVE && fz_registry_destroying) return;
 #endif
     fz_try_misuse(p, kind, item);
