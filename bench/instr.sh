@@ -25,6 +25,7 @@ csv=$2
 k=${3:-100000}
 out=$(dirname "$bin")/instr
 mkdir -p "$out"
+# shellcheck disable=SC2054 # the commas are valgrind's cache syntax
 caches=(--I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64)
 
 toggles_of() { # the two functions that are one implementation's acquire and release
