@@ -5,8 +5,8 @@
         spreport RESULTS.csv OUT.md DATADIR [META.md]
 
     Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
-    times, memory, steady-state allocator calls, instruction counts, and a PASS/MISS line per
-    performance target the library was designed to), DATADIR/<workload>[_<size>].dat (ns/op
+    times, memory, steady-state allocator calls, instruction and cache-miss counts, and a
+    met / missed line per performance target of issue 10 with its numbers and reference), DATADIR/<workload>[_<size>].dat (ns/op
     against N, one column per implementation), DATADIR/frame_bars.dat and DATADIR/plots.gp, a
     gnuplot script that draws them as PNG and SVG next to OUT.md. META.md, when given, is copied
     under the title (machine, compiler, date). The N columns are the ones the CSV has.
