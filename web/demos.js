@@ -96,6 +96,8 @@ function row(label, cells, cls) {
 
 const zeroOrBusy = (v) => (v === 0 ? 'zero' : 'busy');
 
+// The fountain's per-side update times are not shown: a browser's clock is coarsened to 0.1 ms
+// or so, about one side's whole update, so they would be noise (the desktop demo shows them).
 function refresh(d) {
   const c = d.c;
   if (d.name === 'fountain') {
@@ -114,8 +116,6 @@ function refresh(d) {
         fmt(c.malloc_peak) + ', ' + fmt(c.malloc_created)]) +
       row('dropped / reclaimed / grown', [fmt(c.pooled_dropped) + ' / ' + fmt(c.pooled_reclaimed) +
         ' / ' + fmt(c.pooled_grown), '-']) +
-      row('update (mean, p99 of 300)', [ms(c.pooled_update_ms) + ', ' + ms(c.pooled_p99_ms),
-        ms(c.malloc_update_ms) + ', ' + ms(c.malloc_p99_ms)]) +
       row('rate, cap, policy', [fmt(c.rate) + ' sparks/s, cap ' + fmt(c.cap) + ', ' +
         POLICIES[c.policy] + (c.warm ? '' : ' (warming up)'), '']);
   } else if (d.name === 'turret') {
