@@ -9,7 +9,9 @@
 // Checks that every demo ran N frames with no console error or exception, that the pooled sides
 // made no allocator call in steady state while spawn-and-destroy did, that the keys pressed on
 // the way worked, and that every canvas shows a picture; saves a screenshot of the whole page and
-// checks it is not blank. Then opens the page again from disk (file://, the wasm is embedded).
+// checks it is not blank. Then opens the page as a person would (the demos run from
+// requestAnimationFrame; a button click and a real key press must work), and once more from
+// disk (file://, the wasm is embedded).
 // Exits 0 when everything holds, 1 with the reasons otherwise. The server and the browser are
 // ended before exiting, whatever happens.
 'use strict';
@@ -301,6 +303,32 @@ async function main() {
       fs.writeFileSync(opt.screenshot, Buffer.from(shot.data, 'base64'));
       checkScreenshot(opt.screenshot);
     }
+    // As a person opens it: the live page steps the demos at 60 Hz from requestAnimationFrame
+    // and fills the counter tables.
+    await page.send('Page.navigate', { url: s.url + 'index.html' });
+    await sleep(2500);
+    const live = await page.eval('[demos.fountain.c.frames, demos.turret.c.fired, ' +
+      'demos.particles.c.count, document.getElementById("fountain-counters").textContent]');
+    log('live page after 2.5 s: fountain frame ' + live[0] + ', turret shots ' + live[1] +
+      ', ' + live[2] + ' particles');
+    check(live[0] >= 30 && live[1] > 0 && live[2] > 0, 'live page: the demos do not run (fountain ' +
+      'frame ' + live[0] + ', turret shots ' + live[1] + ', particles ' + live[2] + ')');
+    check(!/NaN|undefined/.test(live[3]) && /allocator calls/.test(live[3]),
+      'live page: the fountain counters read "' + live[3].slice(0, 200) + '"');
+    // A button and a real key press (through the browser's input pipeline, to the focused canvas).
+    await page.eval("document.getElementById('fountain-policy').click()");
+    await page.eval("document.getElementById('turret-canvas').focus()");
+    for (const type of ['keyDown', 'keyUp'])
+      await page.send('Input.dispatchKeyEvent', { type, key: 'ArrowUp', code: 'ArrowUp',
+        windowsVirtualKeyCode: 38 });
+    await sleep(400);
+    const after = await page.eval("[demos.fountain.c.policy, demos.turret.c.rate, " +
+      "document.getElementById('fountain-policy').textContent]");
+    check(after[0] === 1 && after[2] === 'policy: reclaim', 'live page: the fountain policy button ' +
+      'did not switch to reclaim (policy ' + after[0] + ', button "' + after[2] + '")');
+    check(after[1] === 11, 'live page: ArrowUp on the turret did not raise its rate to 11 (' + after[1] + ')');
+    check(page.errors.length === 0, 'live page: console errors or exceptions:\n    ' + page.errors.join('\n    '));
+    page.errors.length = 0;
     // Opened from disk: no server, the wasm embedded in spawnpool_web.js.
     const fileUrl = 'file://' + path.join(opt.dir, 'index.html') + '?test=60';
     const rf = await runPage(page, fileUrl, 60000);

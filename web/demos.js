@@ -192,7 +192,7 @@ function runLive() {
     }
     for (const d of Object.values(demos))
       for (let i = 0; i < steps; i++) step(d, i === steps - 1);
-    if (now - lastTable >= 250) {
+    if (now - lastTable >= 250 && demos.fountain.hist.length) {
       for (const d of Object.values(demos)) refresh(d);
       lastTable = now;
     }
