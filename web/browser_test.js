@@ -327,6 +327,16 @@ async function main() {
     check(after[0] === 1 && after[2] === 'policy: reclaim', 'live page: the fountain policy button ' +
       'did not switch to reclaim (policy ' + after[0] + ', button "' + after[2] + '")');
     check(after[1] === 11, 'live page: ArrowUp on the turret did not raise its rate to 11 (' + after[1] + ')');
+    // Every button but pause, three times over (policies around the cycle, caps and slots up and down,
+    // particle pools restarted): nothing throws and every demo keeps running.
+    const before = await page.eval('[demos.fountain.c.frames, demos.turret.c.fired, demos.particles.c.spawned]');
+    await page.eval("for (let i = 0; i < 3; i++) for (const b of document.querySelectorAll('button[data-demo]:not(#particles-pause)')) b.click()");
+    await sleep(600);
+    const later = await page.eval('[demos.fountain.c.frames, demos.turret.c.fired, demos.particles.c.spawned, ' +
+      'demos.turret.c.alloc_calls]');
+    check(later[0] > before[0] && later[1] > 0 && later[2] > 0, 'live page: a demo stopped after the buttons (' +
+      JSON.stringify(before) + ' then ' + JSON.stringify(later) + ')');
+    check(later[3] === 0, 'live page: the turret pool called its allocator after the buttons rebuilt it');
     check(page.errors.length === 0, 'live page: console errors or exceptions:\n    ' + page.errors.join('\n    '));
     page.errors.length = 0;
     // Opened from disk: no server, the wasm embedded in spawnpool_web.js.
