@@ -327,8 +327,8 @@ async function main() {
     check(after[0] === 1 && after[2] === 'policy: reclaim', 'live page: the fountain policy button ' +
       'did not switch to reclaim (policy ' + after[0] + ', button "' + after[2] + '")');
     check(after[1] === 11, 'live page: ArrowUp on the turret did not raise its rate to 11 (' + after[1] + ')');
-    // Every button but pause, three times over (policies around the cycle, caps and slots up and down,
-    // particle pools restarted): nothing throws and every demo keeps running.
+    // Every button but pause, three times over (policies around the cycle, caps and slots up
+    // and down, particle pools restarted): nothing throws and every demo keeps running.
     const before = await page.eval('[demos.fountain.c.frames, demos.turret.c.fired, demos.particles.c.spawned]');
     await page.eval("for (let i = 0; i < 3; i++) for (const b of document.querySelectorAll('button[data-demo]:not(#particles-pause)')) b.click()");
     await sleep(600);

@@ -68,7 +68,7 @@ static sp_desc turret_pool_desc(turret *t, size_t slots)
         .create = projectile_create,
         .on_acquire = projectile_fire,
         .user = t,
-        .allocator = {counting_alloc, counting_free, t},
+        .allocator = {.alloc = counting_alloc, .free = counting_free, .user = t},
     };
 }
 
