@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Zlib */
 /* cmocka.h -- a tiny stand-in for cmocka, so that the test suites in tests/ run unchanged under
    WebAssembly (make web, make test), where cmocka itself is not packaged. It provides exactly
-   what the suites use: the assert_* macros, fail/fail_msg, print_error, cmocka_unit_test,
+   what the suites use: the assert_* macros, fail/fail_msg, skip, print_error, cmocka_unit_test,
    cmocka_run_group_tests(_name) and cmocka_set_test_filter. A failed assertion prints
    file:line and the values, then jumps out of the test (setjmp/longjmp, as cmocka does); the
    group's result is the number of failed tests, which main returns, so node exits non-zero.
@@ -27,6 +27,7 @@ struct CMUnitTest {
 
 /* Implemented in web/test/web_cmocka.c. */
 void _fail(const char *file, int line);
+void _web_skip(const char *file, int line);
 void print_error(const char *format, ...);
 void print_message(const char *format, ...);
 void _web_assert(int ok, const char *expr, const char *file, int line);
@@ -40,6 +41,9 @@ void _web_assert_memory(const void *a, const void *b, size_t n, const char *file
 int _web_run_group(const char *name, const struct CMUnitTest *tests, size_t count,
                    CMFixtureFunction setup, CMFixtureFunction teardown, const char *skip);
 void cmocka_set_test_filter(const char *pattern);
+/* tmpfile() in the suites, see web_cmocka.c. */
+#include <stdio.h>
+FILE *web_tmpfile(void);
 
 #define assert_true(c) _web_assert(!!(c), #c, __FILE__, __LINE__)
 #define assert_false(c) _web_assert(!(c), "!(" #c ")", __FILE__, __LINE__)
@@ -57,6 +61,7 @@ void cmocka_set_test_filter(const char *pattern);
 #define assert_string_not_equal(a, b) _web_assert_string((a), (b), 0, __FILE__, __LINE__)
 #define assert_memory_equal(a, b, n) _web_assert_memory((a), (b), (size_t)(n), __FILE__, __LINE__)
 #define fail() _fail(__FILE__, __LINE__)
+#define skip() _web_skip(__FILE__, __LINE__)
 #define fail_msg(...) (print_error(__VA_ARGS__), print_error("\n"), _fail(__FILE__, __LINE__))
 
 /* WEB_CMOCKA_SKIP: "name reason|name reason", tests this build skips and why (set per suite in

@@ -31,6 +31,13 @@ void _fail(const char *file, int line) {
     abort();
 }
 
+/* A test that decides at run time it cannot run here (cmocka's skip()). */
+void _web_skip(const char *file, int line) {
+    printf("%s:%d: skipped\n", file, line);
+    if (web_test_running) longjmp(web_test_jump, 2);
+    abort();
+}
+
 void _web_assert(int ok, const char *expr, const char *file, int line) {
     if (ok) return;
     fprintf(stderr, "%s is false\n", expr);
@@ -65,6 +72,17 @@ void _web_assert_memory(const void *a, const void *b, size_t n, const char *file
     if (memcmp(a, b, n) == 0) return;
     fprintf(stderr, "%zu bytes differ\n", n);
     _fail(file, line);
+}
+
+/* The suites' tmpfile() (web/CMakeLists.txt compiles them with -Dtmpfile=web_tmpfile). Some
+   capture stderr by dup2-ing a tmpfile onto fd 2; emscripten 3.1.6's dup2 reopens the file by
+   its path, which musl's tmpfile (created, then unlinked) no longer has, so the lines went
+   nowhere. A named file in the in-memory /tmp, gone when the program ends, can be reopened. */
+FILE *web_tmpfile(void) {
+    static unsigned serial;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/web_cmocka_%u", serial++);
+    return fopen(path, "w+");
 }
 
 void cmocka_set_test_filter(const char *pattern) { web_test_filter = pattern; }
@@ -115,12 +133,20 @@ int _web_run_group(const char *name, const struct CMUnitTest *tests, size_t coun
         fflush(stdout);
         void *state = group_state;
         web_test_running = 1;
-        if (setjmp(web_test_jump) == 0) {
+        switch (setjmp(web_test_jump)) { /* 0 first, then 1 from a failure, 2 from skip() */
+        case 0:
             tests[i].test_func(&state);
             printf("[       OK ] %s\n", tests[i].name);
-        } else {
+            break;
+        case 2:
+            ran--;
+            skipped++;
+            printf("[  SKIPPED ] %s\n", tests[i].name);
+            break;
+        default:
             failed++;
             printf("[  FAILED  ] %s\n", tests[i].name);
+            break;
         }
         web_test_running = 0;
         fflush(stdout);
