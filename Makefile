@@ -11,6 +11,9 @@
 #   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
 #   make fuzz       the fuzzer for FUZZ_SECONDS
 #   make docs-images   every picture in docs/img, from the demos' headless modes
+#   make web        the demos page and the library in WebAssembly (emscripten), in build/web/
+#   make test-web   the test suites under node (WebAssembly) and the page in headless Chromium;
+#                   `make test` ends with it
 # Each goal has its own build directory, so `make demo` then `make test` rebuilds nothing twice.
 
 BUILD     ?= build
@@ -20,7 +23,7 @@ DEMO_ARGS ?=
 PREFIX    ?= /usr/local
 DEPS      ?= tools/deps.sh
 
-.PHONY: all demo examples test install clean fuzz
+.PHONY: all demo examples test install clean fuzz web test-web
 
 all: test
 
@@ -46,6 +49,7 @@ test:
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
 	JOBS=$(JOBS) tools/static_analysis.sh $(BUILD)/asan
+	@$(MAKE) --no-print-directory test-web
 
 # The library alone (no tests, examples or C++), Release, with the debug variant beside it.
 install:
@@ -110,3 +114,25 @@ docs-images:
 	$(CMAKE) -S . -B $(BUILD)/docs-images -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
 	$(CMAKE) --build $(BUILD)/docs-images -j $(JOBS) --target fountain particles turret arena
 	tools/docs_images.sh $(BUILD)/docs-images/examples docs/img
+
+# make web        the page (index.html, demos.js, spawnpool_web.js with the wasm embedded) in
+#                 build/web/: open it from disk, or serve it (cd build/web && python3 -m http.server)
+# make test-web   every test suite under node (WebAssembly, a cmocka stand-in), then the page in
+#                 headless Chromium (web/browser_test.js), which writes build/web/screenshot.png.
+# Debian's emscripten ships its system libraries prebuilt (a frozen cache in
+# /usr/share/emscripten/cache), so nothing is built on first use. Its link step's optimizer needs
+# NODE_PATH=/usr/share/nodejs and node needs --no-experimental-fetch: web/CMakeLists.txt sets both.
+WEB_CONFIGURE = emcmake $(CMAKE) -S . -B $(BUILD)/web -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF \
+  -DSP_BUILD_EXAMPLES=OFF -DSP_BUILD_SHARED=OFF -DSP_INSTALL=OFF >/dev/null
+web:
+	@$(DEPS) web
+	$(WEB_CONFIGURE)
+	$(CMAKE) --build $(BUILD)/web -j $(JOBS) --target web_page
+	@echo "web: open $(BUILD)/web/index.html, or: cd $(BUILD)/web && python3 -m http.server 8000   (then http://localhost:8000/)"
+
+test-web:
+	@$(DEPS) web
+	$(WEB_CONFIGURE)
+	$(CMAKE) --build $(BUILD)/web -j $(JOBS)
+	cd $(BUILD)/web && ctest --output-on-failure -j $(JOBS)
+	node web/browser_test.js $(BUILD)/web --frames 300 --screenshot $(BUILD)/web/screenshot.png

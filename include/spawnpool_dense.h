@@ -139,7 +139,9 @@ typedef void (*sp_dense_move_fn)(void *item, size_t from, size_t to, void *user)
 typedef struct sp_dense_desc {
     const char *name;         /* for log lines; copied, at most 255 bytes (a longer name is
                                  cut and an info line says so) (="") */
-    size_t item_size;         /* bytes per element; required */
+    size_t item_size;         /* bytes per element; required. At most SIZE_MAX >> 26, as is
+                                 item_align: 2^38 with a 64-bit size_t, but only 63 bytes with a
+                                 32-bit one (WebAssembly, 32-bit ARM) */
     size_t item_align;        /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;           /* places reserved at creation, growing mode (=0) */
     size_t max;               /* most live elements (=0: 2^24, or what the buffer holds) */
