@@ -117,6 +117,119 @@ static void logger_clearing_its_pool_during_a_retirement_is_refused(void **state
     EXPECT_NO_LEAK(&ta);
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+   sp_dense: its logger and on_move
+   ------------------------------------------------------------------------------------------ */
+
+int sp__dense_check(const sp_dense *d);
+void sp__dense_set_life(sp_dense *d, size_t index, uint32_t life);
+
+typedef struct dense_attacker {
+    sp_dense *d;
+    int destroy; /* destroy the pool at the next callback */
+    int lines, refusals;
+    unsigned sum; /* what the logger read of the elements */
+} dense_attacker;
+
+static void dense_attack_log(sp_log_level level, const char *name, const char *message, void *user) {
+    (void)level;
+    (void)name;
+    dense_attacker *a = (dense_attacker *)user;
+    a->lines++;
+    if (strstr(message, "refused")) a->refusals++;
+    if (!a->d) return;
+    /* A logger may look at the pool it logs for: every element must be readable. */
+    const unsigned char *data = (const unsigned char *)sp_dense_data(a->d);
+    for (size_t i = 0; i < sp_dense_count(a->d) * sp_dense_stride(a->d); i++) a->sum += data[i];
+    if (a->destroy) {
+        a->destroy = 0;
+        sp_dense_destroy(a->d);
+    }
+}
+
+static void dense_attack_move(void *item, size_t from, size_t to, void *user) {
+    (void)item;
+    (void)from;
+    (void)to;
+    dense_attacker *a = (dense_attacker *)user;
+    if (a->destroy) {
+        a->destroy = 0;
+        sp_dense_destroy(a->d);
+    }
+}
+
+/* The GROW warning was logged after the old element block was freed and before the new one was
+   in place: a logger that read the pool read freed memory. */
+static void dense_logger_reads_live_elements_during_the_grow_warning(void **state) {
+    (void)state;
+    dense_attacker a = {0};
+    test_alloc ta = {0};
+    a.d = sp_dense_create(&(sp_dense_desc){.name = "sparks", .item_size = 16, .max = 2,
+                                           .overflow = SP_OVERFLOW_GROW,
+                                           .allocator = test_alloc_make(&ta),
+                                           .logger = {dense_attack_log, &a}});
+    assert_non_null(a.d);
+    for (int i = 0; i < 3; i++) assert_non_null(sp_dense_add(a.d, NULL));
+    assert_int_equal(a.lines, 1); /* the warning */
+    assert_int_equal(sp_dense_count(a.d), 3);
+    assert_int_equal(sp__dense_check(a.d), 0);
+    sp_dense_destroy(a.d);
+    EXPECT_NO_LEAK(&ta);
+}
+
+/* A logger destroying the pool in the middle of the add that grew it is refused. */
+static void dense_logger_destroying_its_pool_during_an_add_is_refused(void **state) {
+    (void)state;
+    dense_attacker a = {0};
+    test_alloc ta = {0};
+    a.d = sp_dense_create(&(sp_dense_desc){.name = "sparks", .item_size = 16, .max = 2,
+                                           .overflow = SP_OVERFLOW_GROW,
+                                           .allocator = test_alloc_make(&ta),
+                                           .logger = {dense_attack_log, &a}});
+    assert_non_null(a.d);
+    assert_non_null(sp_dense_add(a.d, NULL));
+    assert_non_null(sp_dense_add(a.d, NULL));
+    a.destroy = 1;
+    assert_non_null(sp_dense_add(a.d, NULL)); /* grows past max: the warning, the attack */
+    assert_int_equal(a.refusals, 1);
+    assert_int_equal(sp_dense_count(a.d), 3);
+    assert_int_equal(sp__dense_check(a.d), 0);
+    sp_dense_destroy(a.d);
+    EXPECT_NO_LEAK(&ta);
+}
+
+/* A fixed-buffer RECLAIM pool whose oldest element is in its last life removes it like any other
+   (on_move runs) and goes on reclaiming: on_move destroying the pool there is refused. */
+static void dense_on_move_destroying_its_pool_during_a_reclaim_is_refused(void **state) {
+    (void)state;
+    dense_attacker a = {0};
+    sp_dense_desc desc = {.name = "ring", .item_size = 8, .max = 2, .overflow = SP_OVERFLOW_RECLAIM,
+                          .on_move = dense_attack_move, .user = &a,
+                          .logger = {dense_attack_log, NULL}};
+    desc.logger.user = &a;
+    size_t size = sp_dense_buffer_size(&desc, 2);
+    assert_true(size > 0);
+    _Alignas(16) static unsigned char buffer[4096];
+    assert_true(size <= sizeof buffer);
+    desc.buffer = buffer;
+    desc.buffer_size = size;
+    sp_dense *d = sp_dense_create(&desc);
+    assert_non_null(d);
+    uint64_t x = 1, y = 2, z = 3;
+    assert_non_null(sp_dense_add(d, &x));
+    assert_non_null(sp_dense_add(d, &y));
+    sp__dense_set_life(d, 0, (1u << 28) - 1u); /* the oldest is in its last life */
+    a.destroy = 1;
+    a.d = d;
+    void *fresh = sp_dense_add(d, &z); /* erase x (y moves: on_move, the attack), reclaim y */
+    a.d = NULL;
+    assert_non_null(fresh);
+    assert_int_equal(a.refusals, 1);
+    assert_int_equal(sp__dense_check(d), 0);
+    sp_dense_destroy(d);
+}
+
 int main(void) {
     /* SP_TEST_FILTER=name runs one test (to watch one fail before its fix). */
     if (getenv("SP_TEST_FILTER")) cmocka_set_test_filter(getenv("SP_TEST_FILTER"));
@@ -124,6 +237,9 @@ int main(void) {
         cmocka_unit_test(logger_destroying_its_pool_during_a_grow_warning_is_refused),
         cmocka_unit_test(logger_destroying_its_pool_during_the_leak_line_is_refused),
         cmocka_unit_test(logger_clearing_its_pool_during_a_retirement_is_refused),
+        cmocka_unit_test(dense_logger_reads_live_elements_during_the_grow_warning),
+        cmocka_unit_test(dense_logger_destroying_its_pool_during_an_add_is_refused),
+        cmocka_unit_test(dense_on_move_destroying_its_pool_during_a_reclaim_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
