@@ -698,8 +698,9 @@ static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
         /* fixed mode: cap == limit, so only GROW (rejected with a buffer) could get here */
         size_t ceiling = d->count >= d->limit ? SP_DENSE_MAX_ITEMS : d->limit;
         if (d->fixed || !dense_grow(d, dense_next_cap(d, ceiling))) return NULL;
-        if (!dense_place(d, init, slot_out)) return NULL;
-        dense_grow_warn(d); /* the element is in: the logger sees a whole pool */
+        bool placed = dense_place(d, init, slot_out) != NULL;
+        dense_grow_warn(d); /* the add is complete: the logger sees a whole pool */
+        if (!placed) return NULL;
         const sp_dense_slot *s = &d->slots[*slot_out]; /* (the logger may have moved it) */
         return dense_slot_live(s) ? d->items + (size_t)s->index * d->stride : NULL;
     }
