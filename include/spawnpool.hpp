@@ -148,6 +148,13 @@ struct build_base {
 #if SP__HPP_EXCEPTIONS
     std::exception_ptr error;
 #endif
+    /* The construction the current acquisition of this thread carries: the hook compares `arg`
+       with it (never dereferences an `arg` it did not make), so an acquisition through the C
+       calls on get() with an argument of its own gets raw memory, as it always did. */
+    static build_base *&active() noexcept {
+        static thread_local build_base *current = nullptr;
+        return current;
+    }
 };
 template <class T, class Make>
 struct build_call : build_base<T> {
@@ -265,7 +272,8 @@ public:
     T *acquire(Args &&...args) {
         auto make = [&](void *where) { return construct_in(where, std::forward<Args>(args)...); };
         detail::build_call<T, decltype(make)> call(make);
-        return finish(sp_acquire_with_at(pool_, &call, __FILE__, __LINE__), call);
+        detail::build_base<T> *outer = begin(call);
+        return finish(sp_acquire_with_at(pool_, &call, __FILE__, __LINE__), call, outer);
     }
 
     /* acquire() that reclaims where it would drop: nullptr only on allocator failure. */
@@ -273,7 +281,8 @@ public:
     T *acquire_force(Args &&...args) {
         auto make = [&](void *where) { return construct_in(where, std::forward<Args>(args)...); };
         detail::build_call<T, decltype(make)> call(make);
-        return finish(sp_acquire_force_at(pool_, &call, __FILE__, __LINE__), call);
+        detail::build_base<T> *outer = begin(call);
+        return finish(sp_acquire_force_at(pool_, &call, __FILE__, __LINE__), call, outer);
     }
 
     /* acquire() that also sets *out to the new life's handle (the null handle on nullptr). */
@@ -282,7 +291,8 @@ public:
         sp_handle raw = sp_handle_null();
         auto make = [&](void *where) { return construct_in(where, std::forward<Args>(args)...); };
         detail::build_call<T, decltype(make)> call(make);
-        T *item = finish(sp_acquire_handle_at(pool_, &call, &raw, __FILE__, __LINE__), call);
+        detail::build_base<T> *outer = begin(call);
+        T *item = finish(sp_acquire_handle_at(pool_, &call, &raw, __FILE__, __LINE__), call, outer);
         if (out) *out = item ? handle_type(raw) : handle_type();
         return item;
     }
@@ -369,8 +379,8 @@ private:
     /* on_acquire: builds the object the acquisition carries (see detail::build_base). An
        acquisition through the C calls on get() carries none: no object. */
     static void constructing(void *item, const void *arg, void * /*user*/) noexcept {
-        if (!arg) return;
-        detail::build_base<T> *call = static_cast<detail::build_base<T> *>(const_cast<void *>(arg));
+        detail::build_base<T> *call = detail::build_base<T>::active();
+        if (!arg || arg != call) return;
 #if SP__HPP_EXCEPTIONS
         try {
             call->run(call, item);
@@ -404,7 +414,13 @@ private:
 
     /* After the acquisition: the object its hook built, or the member back and the
        constructor's exception rethrown. */
-    T *finish(void *item, detail::build_base<T> &call) {
+    static detail::build_base<T> *begin(detail::build_base<T> &call) noexcept {
+        detail::build_base<T> *outer = detail::build_base<T>::active();
+        detail::build_base<T>::active() = &call;
+        return outer;
+    }
+    T *finish(void *item, detail::build_base<T> &call, detail::build_base<T> *outer) {
+        detail::build_base<T>::active() = outer; /* (a constructor's own acquisitions nest) */
         if (!item) return nullptr;
 #if SP__HPP_EXCEPTIONS
         if (call.error) {

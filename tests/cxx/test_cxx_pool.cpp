@@ -425,6 +425,17 @@ void a_constructor_spawning_into_its_saturated_pool_is_not_given_its_own_member(
     spawner_pool = nullptr;
 }
 
+// An acquisition through the C calls on get() with an argument of its own (documented as not
+// constructing) gets raw memory: the wrapper's on_acquire never takes a foreign `arg` for its
+// construction call.
+void a_c_acquisition_with_its_own_argument_is_not_taken_for_a_construction(void **) {
+    sp::pool<spawner> pool("raw");
+    int token = 42;
+    void *raw = sp_acquire_with(pool.get(), &token);
+    assert_non_null(raw);
+    assert_int_equal(sp_release(pool.get(), raw), SP_OK);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(acquire_constructs_with_the_callers_arguments),
@@ -443,6 +454,7 @@ int main() {
         cmocka_unit_test(a_fixed_buffer_pool_holds_objects),
         cmocka_unit_test(a_priority_hook_sees_the_objects),
         cmocka_unit_test(a_constructor_spawning_into_its_saturated_pool_is_not_given_its_own_member),
+        cmocka_unit_test(a_c_acquisition_with_its_own_argument_is_not_taken_for_a_construction),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
