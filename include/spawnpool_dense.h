@@ -62,6 +62,9 @@
     hole at index `to` (< from); `item` is its new address. Use it to update indices you keep
     elsewhere (a spatial grid, a GPU buffer). It is not called when growth relocates the array:
     indices do not change then. The hook must not add or remove elements of the same pool.
+    sp_dense_destroy and sp_dense_clear of the same pool, from on_move or from the pool's
+    logger, are refused with one line ("... called from this pool's on_move or logger:
+    refused"). The logger may read the pool: GROW's warning is logged once the add is done.
 
     CAPACITY AND OVERFLOW
     =====================
