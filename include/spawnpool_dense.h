@@ -53,8 +53,21 @@
     The index table behind handles: every element owns a slot. slot -> (dense index, life);
     dense index -> slot (a back-pointer, so a swap-remove can fix the moved element's slot in
     O(1)); under RECLAIM also slot -> (prev, next) in order of addition, to find the oldest.
-    Memory per element: the stride + 12 bytes (+ 8 under RECLAIM). A dense pool holds at most
-    2^24 elements.
+    Memory per element: the stride + 12 bytes (+ 8 under RECLAIM).
+
+    HOW MANY ELEMENTS
+    =================
+    A dense pool holds at most 2^24 elements (a handle's slot bits), and fewer when their memory
+    would not fit in PTRDIFF_MAX bytes, the largest object C can index (2 GiB - 1 with a 32-bit
+    size_t: WebAssembly, 32-bit ARM): at most (PTRDIFF_MAX - head) / (stride + 12, + 8 under
+    RECLAIM), head being the header, the name and item_align - 1 bytes of slack, a few hundred
+    bytes for the usual alignments. Each pool has its own ceiling, from its item size: every size
+    it computes stays below PTRDIFF_MAX, so none wraps. sp_dense_buffer_size(desc, n) is 0 exactly
+    when n is above it. With a 64-bit size_t the ceiling is 2^24 for any stride up to 2^38; with
+    a 32-bit one, 2^24 for strides up to about 110 bytes, then about 2^31 / (stride + 12): some
+    520,000 elements of 4 KiB, 32,000 of 64 KiB. The allocator (or the memory a WebAssembly
+    module may grow to) usually stops a pool long before. A desc is refused when not even one
+    element fits, and when max or initial is above the ceiling.
 
     ON_MOVE
     =======
@@ -69,7 +82,7 @@
     CAPACITY AND OVERFLOW
     =====================
     Growing mode (no buffer): the array starts with `initial` places and grows by `chunk_items`
-    (=0: doubles, at least 64) until `max` (=0: 2^24). Fixed mode (`buffer` set): the pool and
+    (=0: doubles, at least 64) until `max` (=0: the pool's ceiling, see HOW MANY ELEMENTS). Fixed mode (`buffer` set): the pool and
     everything it keeps live in the caller's buffer, its capacity is what fits (see
     sp_dense_buffer_size) and the allocator is never called. When an add finds the pool full:
     SP_OVERFLOW_DROP     sp_dense_add returns NULL and counts `dropped` (the default).
@@ -142,12 +155,13 @@ typedef void (*sp_dense_move_fn)(void *item, size_t from, size_t to, void *user)
 typedef struct sp_dense_desc {
     const char *name;         /* for log lines; copied, at most 255 bytes (a longer name is
                                  cut and an info line says so) (="") */
-    size_t item_size;         /* bytes per element; required. At most SIZE_MAX >> 26, as is
-                                 item_align: 2^38 with a 64-bit size_t, but only 63 bytes with a
-                                 32-bit one (WebAssembly, 32-bit ARM) */
+    size_t item_size;         /* bytes per element; required. Any size of which one element
+                                 fits in PTRDIFF_MAX bytes: large items lower the most elements
+                                 (see HOW MANY ELEMENTS) */
     size_t item_align;        /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;           /* places reserved at creation, growing mode (=0) */
-    size_t max;               /* most live elements (=0: 2^24, or what the buffer holds) */
+    size_t max;               /* most live elements (=0: the pool's ceiling, 2^24 for items of
+                                 up to 2^38 bytes, or what the buffer holds) */
     size_t chunk_items;       /* places added per growth (=0: capacity doubles, at least 64) */
     sp_overflow overflow;     /* what a full pool does on add (=SP_OVERFLOW_DROP) */
     sp_dense_move_fn on_move; /* after a remove moved an element (=NULL) */
@@ -166,10 +180,11 @@ typedef struct sp_dense_desc {
    out in desc->buffer (fixed mode).
    @param desc  the description; copied, so it may live on the stack
    @return the pool, or NULL (one logged line, nothing leaked) when desc is NULL or invalid
-           (item_size 0, alignment not a power of two, max above 2^24, initial above max, sizes
-           that overflow, only one of allocator alloc/free, a buffer too small for one element
-           or for `initial`, GROW with a buffer, more than 4095 live dense pools) or the
-           allocator fails. O(initial) for the reservation, no per-element work. */
+           (item_size 0, alignment not a power of two, an item_size or item_align of which not
+           one element fits in PTRDIFF_MAX bytes, max or initial above the pool's element
+           ceiling (see HOW MANY ELEMENTS), initial above max, only one of allocator
+           alloc/free, a buffer too small for one element or for `initial`, GROW with a buffer,
+           more than 4095 live dense pools) or the allocator fails. O(initial) for the reservation, no per-element work. */
 SP_API sp_dense *sp_dense_create(const sp_dense_desc *desc);
 
 /* Returns all memory (nothing in fixed mode). Elements are plain bytes: nothing runs on them.
@@ -181,13 +196,15 @@ SP_API void sp_dense_destroy(sp_dense *d);
    capacity stays. @return elements removed (0 for NULL). O(count). */
 SP_API size_t sp_dense_clear(sp_dense *d);
 
-/* Grows the capacity to at least n places now (clamped to max), so later adds do not allocate:
-   the dense counterpart of sp_prewarm. @return the capacity afterwards (less than n when max,
-   a fixed buffer or the allocator stopped it; 0 for NULL). O(capacity) when it grows. */
+/* Grows the capacity to at least n places now (clamped to max, or under GROW to the pool's
+   element ceiling), so later adds do not allocate: the dense counterpart of sp_prewarm.
+   @return the capacity afterwards (less than n when max, the ceiling, a fixed buffer or the
+   allocator stopped it; 0 for NULL). O(capacity) when it grows. */
 SP_API size_t sp_dense_reserve(sp_dense *d, size_t n);
 
 /* Bytes a fixed buffer needs to hold n elements of desc (alignment slack and the name copy
-   included), or 0 when desc is invalid, n is 0 or above 2^24, or the size overflows. O(1). */
+   included), or 0 when desc is invalid, n is 0 or above the pool's element ceiling (see HOW
+   MANY ELEMENTS: the size would pass PTRDIFF_MAX). O(1). */
 SP_API size_t sp_dense_buffer_size(const sp_dense_desc *desc, size_t n);
 
 /* The pool's name ("" when it has none; NULL for NULL). */

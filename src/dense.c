@@ -76,6 +76,7 @@ struct sp_dense {
     size_t count;
     size_t cap;          /* element places in items/back */
     size_t limit;        /* live elements before the overflow policy applies */
+    size_t items_max;    /* the most elements: 2^24, or fewer for large items (dense_items_max) */
     size_t max;          /* as given (0: unbounded), for stats */
     size_t stride;
     size_t item_size;
@@ -168,68 +169,127 @@ static size_t dense_name_len(const char *name) {
 typedef struct dense_shape {
     size_t item_size, align, stride, name_len, max;
     size_t slot_bytes; /* per slot: the entry, plus the order links under RECLAIM */
+    size_t head;       /* a fixed layout's bytes besides the elements' own, worst case */
+    size_t per_item;   /* bytes per element: the stride, its back-pointer and its slot */
+    size_t items_max;  /* the most elements: 2^24, or fewer when they would not fit in bytes_max */
 } dense_shape;
 
-/* Checks the parts of a descriptor that do not depend on a buffer. On failure *why says what
-   is wrong, for the log line. */
-static bool dense_shape_of(const sp_dense_desc *desc, dense_shape *out, const char **why) {
-    if (desc->item_size == 0) { *why = "item_size is 0"; return false; }
+/* The largest block the pool lays out or asks for: PTRDIFF_MAX, the largest object C can index
+   (malloc refuses more), 2 GiB - 1 with a 32-bit size_t. Every size is computed within it. */
+#define SP_DENSE_BYTES_MAX ((size_t)PTRDIFF_MAX)
+
+/* A fixed layout's worst-case bytes besides the elements and the item alignment's slack: the
+   header, the name, and the slack to align the header, the back-pointers and the slots. */
+static size_t dense_fixed_head(size_t name_len) {
+    return (_Alignof(sp_dense) - 1) + sizeof(sp_dense) + name_len + 1 + (_Alignof(uint32_t) - 1) +
+           (_Alignof(sp_dense_slot) - 1);
+}
+
+/* The slot table holds at most 2^24 entries whatever the item size: it never comes near the
+   largest block, even with a 32-bit size_t. */
+_Static_assert(SP_DENSE_MAX_ITEMS * (sizeof(sp_dense_slot) + sizeof(sp_dense_link)) <= 0x7FFFFFFFu,
+               "the slot table fits in 2 GiB");
+
+/* The most elements of this shape a dense pool holds: 2^24 (the handles' slot bits), or fewer
+   when n * per_item + head would pass bytes_max. Every byte count of the pool (the fixed
+   layout, the items block, the slot table) is at most that sum for n elements, so no size
+   computed for n <= items_max wraps. */
+static size_t dense_items_max(size_t head, size_t per_item, size_t bytes_max) {
+    size_t n = (bytes_max - head) / per_item;
+    return n > SP_DENSE_MAX_ITEMS ? SP_DENSE_MAX_ITEMS : n;
+}
+
+/* Checks the parts of a descriptor that do not depend on a buffer, with bytes_max the largest
+   block (SP_DENSE_BYTES_MAX; a parameter so that the tests can ask what a 32-bit size_t
+   allows). On failure why says what is wrong, for the log line. */
+static bool dense_shape_of(const sp_dense_desc *desc, size_t bytes_max, dense_shape *out,
+                           char *why, size_t why_size) {
+    if (desc->item_size == 0) { snprintf(why, why_size, "item_size is 0"); return false; }
     size_t align = desc->item_align;
     if (align == 0) {
         align = desc->item_size & (~desc->item_size + 1); /* lowest set bit: natural alignment */
         if (align > 16) align = 16;
     }
-    if (!dense_is_pow2(align)) { *why = "item_align is not a power of two"; return false; }
-    /* Keeping stride * 2^24 far from SIZE_MAX makes every later size sum overflow-free. */
-    if (desc->item_size > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
-        *why = "item_size is too large (item_size * 2^24 elements overflows)";
+    if (!dense_is_pow2(align)) { snprintf(why, why_size, "item_align is not a power of two"); return false; }
+    size_t name_len = dense_name_len(desc->name);
+    size_t fixed = dense_fixed_head(name_len);
+    if (fixed >= bytes_max || align - 1 > bytes_max - fixed - 1) {
+        snprintf(why, why_size, "item_align is too large (%zu: no layout fits in %zu bytes, the largest block)",
+                 align, bytes_max);
         return false;
     }
-    if (align > (SIZE_MAX >> (SP_DENSE_SLOT_BITS + 2))) {
-        *why = "item_align is too large (sizes overflow)";
+    size_t head = fixed + (align - 1); /* < bytes_max */
+    size_t room = bytes_max - head;    /* for the elements */
+    size_t slot_bytes = sizeof(sp_dense_slot) +
+                        (desc->overflow == SP_OVERFLOW_RECLAIM ? sizeof(sp_dense_link) : 0);
+    size_t beside = sizeof(uint32_t) + slot_bytes; /* per element, besides the item */
+    /* item_size <= room first, so that rounding it up to the alignment cannot wrap */
+    size_t stride = desc->item_size <= room ? dense_align_up(desc->item_size, align) : SIZE_MAX;
+    if (stride > room || room - stride < beside) {
+        snprintf(why, why_size, "item_size is too large (%zu: not one element fits in %zu bytes, the largest block)",
+                 desc->item_size, bytes_max);
         return false;
     }
-    if (desc->max > SP_DENSE_MAX_ITEMS) { *why = "max is above 2^24 (the most elements a dense pool holds)"; return false; }
+    size_t items_max = dense_items_max(head, stride + beside, bytes_max);
+    if (desc->max > items_max) {
+        snprintf(why, why_size, "max is %zu, above %zu, the most elements a dense pool of stride %zu holds",
+                 desc->max, items_max, stride);
+        return false;
+    }
     out->item_size = desc->item_size;
     out->align = align;
-    out->stride = dense_align_up(desc->item_size, align);
-    out->name_len = dense_name_len(desc->name);
+    out->stride = stride;
+    out->name_len = name_len;
     out->max = desc->max;
-    out->slot_bytes = sizeof(sp_dense_slot) +
-                      (desc->overflow == SP_OVERFLOW_RECLAIM ? sizeof(sp_dense_link) : 0);
+    out->slot_bytes = slot_bytes;
+    out->head = head;
+    out->per_item = stride + beside;
+    out->items_max = items_max;
     return true;
 }
 
-/* Where each part sits in a fixed buffer that starts at address base, for n elements. Offsets
-   are relative to base but aligned as absolute addresses, since the caller's buffer may be
-   aligned to anything. */
+/* Where each part sits in a fixed buffer that starts at address base, for n <= items_max
+   elements. Offsets are relative to base but aligned as absolute addresses, since the caller's
+   buffer may be aligned to anything; they are computed from base's low bits, never as base +
+   offset, so nothing wraps whatever the address. */
 typedef struct dense_layout {
     size_t self, items, back, slots, end;
 } dense_layout;
 
+/* The padding that aligns base + off to align. */
+static size_t dense_pad(uintptr_t base, size_t off, size_t align) {
+    size_t mask = align - 1;
+    size_t misaligned = ((size_t)(base & (uintptr_t)mask) + (off & mask)) & mask;
+    return (align - misaligned) & mask;
+}
+
 static dense_layout dense_layout_at(uintptr_t base, const dense_shape *sh, size_t n) {
+    SP_ASSERT(n <= sh->items_max);
     dense_layout l;
-    size_t b = (size_t)base;
-    l.self = dense_align_up(b, _Alignof(sp_dense)) - b;
+    l.self = dense_pad(base, 0, _Alignof(sp_dense));
     size_t self_end = l.self + sizeof(sp_dense) + sh->name_len + 1;
-    l.items = dense_align_up(b + self_end, sh->align) - b;
-    l.back = dense_align_up(b + l.items + n * sh->stride, _Alignof(uint32_t)) - b;
-    l.slots = dense_align_up(b + l.back + n * sizeof(uint32_t), _Alignof(sp_dense_slot)) - b;
+    l.items = self_end + dense_pad(base, self_end, sh->align);
+    size_t items_end = l.items + n * sh->stride;
+    l.back = items_end + dense_pad(base, items_end, _Alignof(uint32_t));
+    size_t back_end = l.back + n * sizeof(uint32_t);
+    l.slots = back_end + dense_pad(base, back_end, _Alignof(sp_dense_slot));
     l.end = l.slots + n * sh->slot_bytes;
     return l;
 }
 
-/* An upper bound on dense_layout_at(base, sh, n).end over every base. */
+/* An upper bound on dense_layout_at(base, sh, n).end over every base; at most bytes_max for
+   n <= items_max. */
 static size_t dense_layout_worst(const dense_shape *sh, size_t n) {
-    return (_Alignof(sp_dense) - 1) + sizeof(sp_dense) + sh->name_len + 1 + (sh->align - 1) +
-           n * sh->stride + (_Alignof(uint32_t) - 1) + n * sizeof(uint32_t) +
-           (_Alignof(sp_dense_slot) - 1) + n * sh->slot_bytes;
+    SP_ASSERT(n <= sh->items_max);
+    return sh->head + n * sh->per_item;
 }
 
 size_t sp_dense_buffer_size(const sp_dense_desc *desc, size_t n) {
     dense_shape sh;
-    const char *why;
-    if (!desc || n == 0 || n > SP_DENSE_MAX_ITEMS || !dense_shape_of(desc, &sh, &why)) return 0;
+    char why[160];
+    if (!desc || n == 0 || !dense_shape_of(desc, SP_DENSE_BYTES_MAX, &sh, why, sizeof why) ||
+        n > sh.items_max)
+        return 0;
     return dense_layout_worst(&sh, n);
 }
 
@@ -394,7 +454,7 @@ static dense_take dense_slot_take(sp_dense *d, uint32_t *out) {
 /* Moves the elements into a block of new_cap places (and the slot table to at least as many
    entries), or changes nothing and logs when the allocator fails. Cold. */
 static bool dense_grow(sp_dense *d, size_t new_cap) {
-    SP_ASSERT(!d->fixed && new_cap > d->cap && new_cap <= SP_DENSE_MAX_ITEMS);
+    SP_ASSERT(!d->fixed && new_cap > d->cap && new_cap <= d->items_max);
     size_t bytes = dense_items_block(d, new_cap);
     unsigned char *block =
         (unsigned char *)d->allocator.alloc(bytes, dense_items_block_align(d), d->allocator.user);
@@ -456,18 +516,22 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     }
     const char *name = desc->name ? desc->name : "";
     dense_shape sh;
-    const char *why = NULL;
-    bool ok = dense_shape_of(desc, &sh, &why);
-    if (ok && (unsigned)desc->overflow > (unsigned)SP_OVERFLOW_GROW) why = "unknown overflow policy";
+    char why[160] = "";
+    bool ok = dense_shape_of(desc, SP_DENSE_BYTES_MAX, &sh, why, sizeof why);
+    if (ok && (unsigned)desc->overflow > (unsigned)SP_OVERFLOW_GROW)
+        snprintf(why, sizeof why, "unknown overflow policy");
     else if (ok && (!desc->allocator.alloc) != (!desc->allocator.free))
-        why = "allocator needs both alloc and free";
-    else if (ok && desc->initial > SP_DENSE_MAX_ITEMS)
-        why = "initial is above 2^24 (the most elements a dense pool holds)";
-    else if (ok && desc->max && desc->initial > desc->max) why = "initial is above max";
+        snprintf(why, sizeof why, "allocator needs both alloc and free");
+    else if (ok && desc->initial > sh.items_max)
+        snprintf(why, sizeof why, "initial is %zu, above %zu, the most elements a dense pool of stride %zu holds",
+                 desc->initial, sh.items_max, sh.stride);
+    else if (ok && desc->max && desc->initial > desc->max)
+        snprintf(why, sizeof why, "initial is above max");
     else if (ok && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
-        why = "SP_OVERFLOW_GROW cannot grow a fixed buffer";
-    else if (ok && !desc->buffer && desc->buffer_size) why = "buffer_size without a buffer";
-    if (!ok || why) {
+        snprintf(why, sizeof why, "SP_OVERFLOW_GROW cannot grow a fixed buffer");
+    else if (ok && !desc->buffer && desc->buffer_size)
+        snprintf(why, sizeof why, "buffer_size without a buffer");
+    if (!ok || why[0]) {
         dense_log_to(&desc->logger, name, SP_LOG_ERROR, "sp_dense_create: invalid descriptor: %s", why);
         return NULL;
     }
@@ -476,10 +540,8 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     size_t fit = 0;
     dense_layout lay = {0, 0, 0, 0, 0};
     if (desc->buffer) {
-        size_t per = sh.stride + sizeof(uint32_t) + sh.slot_bytes;
-        size_t head = dense_layout_worst(&sh, 0);
-        fit = desc->buffer_size > head ? (desc->buffer_size - head) / per + 1 : 0;
-        if (fit > SP_DENSE_MAX_ITEMS) fit = SP_DENSE_MAX_ITEMS;
+        fit = desc->buffer_size > sh.head ? (desc->buffer_size - sh.head) / sh.per_item + 1 : 0;
+        if (fit > sh.items_max) fit = sh.items_max;
         while (fit > 0) {
             lay = dense_layout_at((uintptr_t)desc->buffer, &sh, fit);
             if (lay.end <= desc->buffer_size) break;
@@ -537,7 +599,8 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     d->align = sh.align;
     d->stride = sh.stride;
     d->max = desc->max;
-    d->chunk_items = desc->chunk_items > SP_DENSE_MAX_ITEMS ? SP_DENSE_MAX_ITEMS : desc->chunk_items;
+    d->items_max = sh.items_max;
+    d->chunk_items = desc->chunk_items > sh.items_max ? sh.items_max : desc->chunk_items;
     d->overflow = desc->overflow;
     d->on_move = desc->on_move;
     d->user = desc->user;
@@ -547,7 +610,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     d->life_first = life_first;
     d->free_slot = d->oldest = d->newest = SP_DENSE_NONE;
     d->self_bytes = self_bytes;
-    d->limit = desc->max ? desc->max : SP_DENSE_MAX_ITEMS;
+    d->limit = desc->max ? desc->max : sh.items_max;
 
     if (desc->buffer) {
         unsigned char *base = (unsigned char *)desc->buffer;
@@ -614,7 +677,7 @@ size_t sp_dense_reserve(sp_dense *d, size_t n) {
         dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_reserve: pool is NULL");
         return 0;
     }
-    size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? SP_DENSE_MAX_ITEMS : d->limit;
+    size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? d->items_max : d->limit;
     if (n > ceiling) n = ceiling;
     if (n > d->cap && !d->fixed && dense_grow(d, n)) dense_grow_warn(d);
     return d->cap;
@@ -689,14 +752,14 @@ static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
     if (d->count >= d->limit || dense_slots_exhausted(d)) {
         /* Full: at the limit, or (retired slots) without a slot for another element. */
         if (d->overflow == SP_OVERFLOW_RECLAIM && d->count > 0) return dense_reclaim(d, init, slot_out);
-        if (d->count < d->limit || d->overflow != SP_OVERFLOW_GROW || d->count >= SP_DENSE_MAX_ITEMS) {
+        if (d->count < d->limit || d->overflow != SP_OVERFLOW_GROW || d->count >= d->items_max) {
             d->dropped++;
             return NULL;
         }
     }
     if (d->count == d->cap) {
         /* fixed mode: cap == limit, so only GROW (rejected with a buffer) could get here */
-        size_t ceiling = d->count >= d->limit ? SP_DENSE_MAX_ITEMS : d->limit;
+        size_t ceiling = d->count >= d->limit ? d->items_max : d->limit;
         if (d->fixed || !dense_grow(d, dense_next_cap(d, ceiling))) return NULL;
         bool placed = dense_place(d, init, slot_out) != NULL;
         dense_grow_warn(d); /* the add is complete: the logger sees a whole pool */
@@ -895,6 +958,7 @@ void sp_dense_stats_get(const sp_dense *d, sp_stats *out) {
    naming the first broken invariant. O(capacity). */
 int sp__dense_check(const sp_dense *d) {
     if (d->count > d->cap || d->slot_used > d->slot_cap) return 1;
+    if (d->cap > d->items_max || d->limit > d->items_max) return 14;
     for (size_t i = 0; i < d->count; i++) {
         uint32_t s = d->back[i];
         if (s >= d->slot_used || d->slots[s].index != i) return 2;
@@ -937,4 +1001,13 @@ int sp__dense_check(const sp_dense *d) {
 void sp__dense_set_life(sp_dense *d, size_t index, uint32_t life) {
     SP_ASSERT(index < d->count && life >= 1 && life <= SP_DENSE_LIFE_MAX);
     d->slots[d->back[index]].life = life;
+}
+
+/* The most elements a dense pool of desc holds when the largest block is bytes_max bytes (0:
+   desc is refused), so that tests can check the limits a 32-bit size_t gives (bytes_max
+   2^31 - 1) from a 64-bit build. */
+size_t sp__dense_items_max(const sp_dense_desc *desc, size_t bytes_max) {
+    dense_shape sh;
+    char why[160];
+    return dense_shape_of(desc, bytes_max, &sh, why, sizeof why) ? sh.items_max : 0;
 }
