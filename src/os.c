@@ -31,6 +31,7 @@ static atomic_long sp__os_commits_left = -1;
 void sp__os_fail_reserve_after(long n) { atomic_store(&sp__os_reserves_left, n < 0 ? -1 : n); }
 void sp__os_fail_commit_after(long n) { atomic_store(&sp__os_commits_left, n < 0 ? -1 : n); }
 
+#if SP__OS_VM
 /* True when this call must fail: the countdown is at 0 (and stays there until reset). */
 static bool sp__os_forced_failure(atomic_long *left) {
     long n = atomic_load_explicit(left, memory_order_relaxed);
@@ -52,6 +53,7 @@ static void sp__os_forget_poison(void *addr, size_t size) {
     (void)addr;
     (void)size;
 }
+#endif
 
 /* ---- the platform --------------------------------------------------------------------- */
 #if !SP__OS_VM
