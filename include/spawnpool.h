@@ -256,13 +256,40 @@ typedef enum sp_log_level {
     SP_LOG_INFO = 2
 } sp_log_level;
 
-/* Memory source for a pool's chunks and bookkeeping. Both functions or neither. `free` gets the
-   size that `alloc` was asked for. `alloc` returns NULL on failure; the pool then reports
-   SP_ERR_NOMEM / NULL and stays consistent. */
+/* Memory source for a pool's members and bookkeeping. Zero means the C library and the
+   platform's virtual memory.
+
+   alloc/free: both or neither. `free` gets the size that `alloc` was asked for. `alloc` returns
+   NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent.
+
+   reserve/commit/decommit/release: all four or none (a pool with some but not all is refused).
+   A pool keeps its members in one address range: it reserves address space for its largest
+   possible size once and commits it as it grows, so members never move. With all four zero it
+   uses the platform's virtual memory (mmap/mprotect, VirtualAlloc) when alloc and free are
+   zero too, and otherwise (a custom alloc/free alone, WebAssembly, a build with
+   SP_NO_VIRTUAL_MEMORY) the fallback: ranges from `alloc`, each twice the previous. The
+   contract for your own:
+   - reserve(size): address space for size bytes, no access needed yet; aligned to at least
+     the page size (sysconf(_SC_PAGESIZE), GetSystemInfo's dwPageSize). size is a multiple of
+     the page size. NULL when impossible: the pool falls back to ranges from `alloc` (one info
+     line), it does not fail.
+   - commit(addr, size): makes a part of a reservation readable and writable; true on success.
+     addr and size are multiples of the page size, inside one reservation, and not committed
+     already. false is an allocator failure (SP_ERR_NOMEM / NULL; the pool stays consistent).
+     The pool does not rely on the contents (the platform's read zero).
+   - decommit(addr, size): the pool no longer needs these committed pages (sp_trim); return
+     their memory or keep it, as you like. The pool commits them again before it touches them.
+   - release(addr, size): the whole reservation, exactly as reserve returned and was asked,
+     when the pool is destroyed. Nothing in it is committed-and-needed any more.
+   The pool's own small record still comes from alloc/free (=C library). */
 typedef struct sp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);
     void (*free)(void *ptr, size_t size, void *user);
     void *user;
+    void *(*reserve)(size_t size, void *user);
+    bool (*commit)(void *addr, size_t size, void *user);
+    void (*decommit)(void *addr, size_t size, void *user);
+    void (*release)(void *addr, size_t size, void *user);
 } sp_allocator;
 
 /* Where log lines go. `pool_name` is the pool's name ("" when it has none). */
@@ -580,7 +607,8 @@ typedef struct sp_registry_desc {
 SP_API sp_registry *sp_registry_create(void);
 
 /* An empty registry from desc (NULL: as sp_registry_create), or NULL when out of memory or when
-   the allocator has only one of alloc and free (logged). */
+   the allocator has only one of alloc and free, or some but not all of reserve, commit,
+   decommit and release (logged). */
 SP_API sp_registry *sp_registry_create_with(const sp_registry_desc *desc);
 
 /* Destroys every pool in the registry, in order of addition (dispose runs on every member; leaks

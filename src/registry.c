@@ -12,6 +12,7 @@
    half gone), and while a hook of one of its pools runs (or a pool is being added) the registry
    itself may not be destroyed. */
 #include "sp_internal.h"
+#include "sp_os.h"
 
 #include <string.h>
 
@@ -228,9 +229,14 @@ static void entry_remove(sp_registry *reg, size_t i) {
    ------------------------------------------------------------------------------------------ */
 
 sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
-    sp_registry_desc d = desc ? *desc : (sp_registry_desc){{NULL, NULL, NULL}, {NULL, NULL}};
-    if (!d.allocator.alloc != !d.allocator.free) {
-        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, "allocator needs both alloc and free");
+    sp_registry_desc d;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    /* The registry's allocator becomes its pools' default: refuse one a pool would refuse. */
+    sp__vm unused;
+    const char *why = sp__allocator_vm(&d.allocator, &unused);
+    if (why) {
+        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, why);
         return NULL;
     }
     if (!d.allocator.alloc) {
