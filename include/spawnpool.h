@@ -340,7 +340,8 @@ typedef struct sp_stats {
     size_t free;           /* members ready to hand out */
     size_t max;            /* current cap (0: unbounded) */
     size_t peak_leased;    /* most members leased at once */
-    size_t bytes;          /* memory the pool holds, bookkeeping included */
+    size_t bytes;          /* memory the pool holds, bookkeeping included: what it allocated,
+                              and of its reservations the committed part */
     uint64_t created;      /* create ran (members built) */
     uint64_t disposed;     /* members destroyed */
     uint64_t acquired;     /* acquisitions, reclaims included */
@@ -349,6 +350,9 @@ typedef struct sp_stats {
     uint64_t reclaimed;    /* leased members taken back by RECLAIM / sp_acquire_force */
     uint64_t dropped;      /* acquisitions refused by a saturated DROP pool */
     uint64_t grown_past_max; /* members built past max under GROW */
+    size_t bytes_reserved; /* address space reserved for the pool (members and bookkeeping),
+                              committed or not; 0 for a pool that could not reserve (the
+                              fallback's ranges) and in fixed-buffer mode. Costs no memory. */
 } sp_stats;
 
 /* ---------------------------------------------------------------------------------------------

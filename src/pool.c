@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Zlib */
-/* pool.c -- the object pool: chunks of members with 8 bytes of bookkeeping each (16 with the
-   lease list), a free list, a lease list in acquisition order (SP_ORDER_ACQUISITION pools only),
-   life counters for handles, and an address map that recognises members (and rejects everything
-   else) in expected O(1).
+/* pool.c -- the object pool: members in one reserved address range (or, where nothing can be
+   reserved, a few geometric ranges), 8 bytes of bookkeeping each (16 with the lease list), a
+   free list, a lease list in acquisition order (SP_ORDER_ACQUISITION pools only), and life
+   counters for handles. A member is recognised (and everything else rejected) by one multiply
+   and one compare against the top range.
 
-   See docs/design.md for the layout. In short: slot index = chunk number << chunk_shift | i;
-   a member's address = chunk.items + i * stride; its slot = chunk.slots[i]. */
+   See docs/design.md for the layout. In short: range c owns slot indices [first, first + cap);
+   a member's address = range.items + (idx - first) * stride; its slot = slots[idx]. */
 #include "sp_internal.h"
+#include "sp_os.h"
 
 #include <string.h>
 
@@ -35,80 +37,76 @@ static inline uint32_t *stamp_at(const sp_pool *p, uint32_t idx) {
     return &((sp__oslot *)(void *)slot_at(p, idx))->stamp;
 }
 
-/* A member's address: through the pool's copy of the hinted chunk when idx is in it (the chunk
-   of the last member found or built, so usually), else through the chunk table. */
+/* The range holding slot index idx (a slot of some range: idx < the last range's end).
+   Binary search over the few range records, by first index. Cold: the hot paths find their
+   member in the top range. */
+static inline uint32_t range_of_index(const sp_pool *p, uint32_t idx) {
+    uint32_t lo = 0, hi = p->range_count; /* the range is in [lo, hi) */
+    while (hi - lo > 1u) {
+        uint32_t mid = (lo + hi) / 2u;
+        if (p->ranges[mid].first <= idx)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A member's address: through the pool's copy of the top range when idx is in it (always, for a
+   pool in its reserved range), else through the range records. */
 static inline void *item_at(const sp_pool *p, uint32_t idx) {
-    uint32_t in_hint = idx - p->hint_base;
-    if (SP__LIKELY(in_hint < p->hint_count))
-        return (void *)(p->hint_items + (uintptr_t)in_hint * p->stride);
-    return p->chunks[idx >> p->chunk_shift].items + (size_t)(idx & p->chunk_mask) * p->stride;
+    uint32_t in_top = idx - p->top_first;
+    if (SP__LIKELY(in_top < p->top_count))
+        return (void *)(p->top_items + (uintptr_t)in_top * p->stride);
+    const sp__range *r = &p->ranges[range_of_index(p, idx)];
+    return r->items + (size_t)(idx - r->first) * p->stride;
 }
 
 static inline uint64_t rotr64(uint64_t x, uint32_t r) {
     return (x >> r) | (x << ((64u - r) & 63u));
 }
 
-/* Which member of the chunk whose members start at `base` address a starts: a member number
-   below the chunk's count exactly when a is the start of that member. One comparison checks
+/* Which member of the range whose members start at `base` address a starts: a member number
+   below the range's count exactly when a is the start of that member. One comparison checks
    range and stride alignment at once: for odd d with inverse inv, x * inv (mod 2^64) is x / d
    when d divides x and at least 2^64 / d otherwise; rotating first sends misaligned offsets
-   (and addresses below the chunk, which wrap) far above any chunk's count. */
+   (and addresses below the range, which wrap) far above any range's count. So a pointer into
+   the reserved but uncommitted part of a range, or anywhere else, is rejected by arithmetic:
+   nothing outside the pool's bookkeeping is read. */
 static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t a) {
     return rotr64((uint64_t)(a - base), p->stride_rot) * p->stride_inv;
 }
 
-/* The slot index of a member of chunk c at address a, or SP__NIL. */
-static inline uint32_t index_in_chunk(const sp_pool *p, uint32_t c, uintptr_t a) {
-    const sp__chunk *ch = &p->chunks[c];
-    uint64_t q = member_number(p, (uintptr_t)ch->items, a);
-    return q < ch->count ? (c << p->chunk_shift) | (uint32_t)q : SP__NIL;
+/* The slot index of a member of range r at address a, or SP__NIL. */
+static inline uint32_t index_in_range(const sp_pool *p, const sp__range *r, uintptr_t a) {
+    uint64_t q = member_number(p, (uintptr_t)r->items, a);
+    return q < r->count ? r->first + (uint32_t)q : SP__NIL;
 }
 
-/* The same against the hinted chunk, from the copy in the pool. */
-static inline uint32_t index_in_hint(const sp_pool *p, uintptr_t a) {
-    uint64_t q = member_number(p, p->hint_items, a);
-    return q < p->hint_count ? p->hint_base + (uint32_t)q : SP__NIL;
-}
-
-/* The hint is a cache, not state: setting it from a const lookup is harmless (a pool is used by
-   one thread at a time, and pools are never const objects). */
-static void hint_set(const sp_pool *pool, uint32_t c) {
-    sp_pool *p = (sp_pool *)(uintptr_t)pool;
-    p->hint_items = (uintptr_t)p->chunks[c].items;
-    p->hint_count = p->chunks[c].count;
-    p->hint_base = c << p->chunk_shift;
-}
-
-static inline uint32_t bucket_of(uintptr_t block, uint32_t bits) {
-    return (uint32_t)(((uint64_t)block * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - bits));
-}
-
-/* The address map's answer for a, or SP__NIL. Inline: a random release misses the chunk hint
-   most of the time in a pool of many chunks, and a call would cost the plain path its
-   call-free shape. */
-static inline uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
-    if (p->bucket_bits == 0) return SP__NIL; /* fixed-buffer mode: chunk 0 is the only one */
-    uintptr_t block = a >> p->block_shift;
-    uint32_t mask = (1u << p->bucket_bits) - 1u;
-    for (uint32_t b = bucket_of(block, p->bucket_bits);; b = (b + 1u) & mask) {
-        const sp__bucket *e = &p->buckets[b];
-        if (e->chunk == SP__NIL) return SP__NIL;
-        if (e->block == block) {
-            uint32_t idx = index_in_chunk(p, e->chunk, a);
-            if (idx != SP__NIL) return idx;
-        }
+/* The answer of the ranges other than the top one for a, or SP__NIL: a binary search over the
+   live ranges sorted by address (at most SP__RANGE_MAX, 17 for a default fallback pool). */
+static uint32_t index_searched(const sp_pool *p, uintptr_t a) {
+    uint32_t lo = 0, hi = p->live_ranges; /* candidates: by_address[lo, hi) */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2u;
+        const sp__range *r = &p->ranges[p->by_address[mid]];
+        if (a < (uintptr_t)r->items)
+            hi = mid;
+        else if (a - (uintptr_t)r->items >= (uintptr_t)r->count * p->stride)
+            lo = mid + 1u;
+        else
+            return index_in_range(p, r, a);
     }
+    return SP__NIL;
 }
 
 /* The slot index of the member starting at item, or SP__NIL for anything that is not the start
-   of one of this pool's slots. Reads only the pool's own bookkeeping. Members released together
-   tend to share a chunk, so the chunk of the last hit is tried before the map. */
+   of one of this pool's members with memory. Reads only the pool's own bookkeeping. The top
+   range first (the largest: every member of a pool in its reservation), then the others. */
 static inline uint32_t index_of(const sp_pool *p, const void *item) {
-    uint32_t idx = index_in_hint(p, (uintptr_t)item);
-    if (SP__LIKELY(idx != SP__NIL)) return idx;
-    idx = index_mapped(p, (uintptr_t)item);
-    if (idx != SP__NIL) hint_set(p, idx >> p->chunk_shift);
-    return idx;
+    uint64_t q = member_number(p, p->top_items, (uintptr_t)item);
+    if (SP__LIKELY(q < p->top_count)) return p->top_first + (uint32_t)q;
+    return p->live_ranges > 1u ? index_searched(p, (uintptr_t)item) : SP__NIL;
 }
 
 /* Debug-build bookkeeping around state changes; nothing at all with SP_DEBUG=0. */
@@ -177,12 +175,13 @@ static inline bool visible_leased(uint32_t word) {
 }
 
 /* Memory order (unordered pools, which keep no lease list): the first slot at or after `from`,
-   chunk by chunk, whose member iteration visits; SP__NIL when there is none. O(slots scanned). */
+   range by range, whose member iteration visits; SP__NIL when there is none. O(slots scanned). */
 static uint32_t leased_from(const sp_pool *p, uint32_t from) {
-    for (uint32_t c = from >> p->chunk_shift; c < p->chunk_count; c++) {
-        uint32_t base = c << p->chunk_shift, count = p->chunks[c].count;
-        for (uint32_t i = c == from >> p->chunk_shift ? from & p->chunk_mask : 0u; i < count; i++)
-            if (visible_leased(slot_at(p, base | i)->word)) return base | i;
+    for (uint32_t c = from < p->slot_cap ? range_of_index(p, from) : p->range_count; c < p->range_count; c++) {
+        const sp__range *r = &p->ranges[c];
+        uint32_t end = r->first + r->count;
+        for (uint32_t i = from > r->first ? from : r->first; i < end; i++)
+            if (visible_leased(slot_at(p, i)->word)) return i;
     }
     return SP__NIL;
 }
@@ -274,100 +273,61 @@ static void routes_update(sp_pool *p) {
 }
 
 /* ---------------------------------------------------------------------------------------------
-   Address map and chunk table (cold: only growth and trimming change them)
+   Ranges: where members live (cold: only growth and trimming change them)
    ------------------------------------------------------------------------------------------ */
 
-static void buckets_insert(sp_pool *p, uint32_t c) {
-    const sp__chunk *ch = &p->chunks[c];
-    uintptr_t lo = (uintptr_t)ch->items;
-    uintptr_t hi = lo + (uintptr_t)ch->count * p->stride - 1u;
-    uint32_t mask = (1u << p->bucket_bits) - 1u;
-    for (uintptr_t block = lo >> p->block_shift; block <= hi >> p->block_shift; block++) {
-        uint32_t b = bucket_of(block, p->bucket_bits);
-        while (p->buckets[b].chunk != SP__NIL) b = (b + 1u) & mask;
-        p->buckets[b].block = block;
-        p->buckets[b].chunk = c;
-        p->bucket_used++;
-    }
-}
+#define SP__RANGE_ALIGN ((size_t)64) /* a range's first member starts a cache line */
+/* At most this much address space is reserved for one pool's members; beyond, ranges. */
+#define SP__RESERVE_LIMIT ((uint64_t)1 << 36)
 
-static uint32_t blocks_of_chunk(const sp_pool *p, const sp__chunk *ch) {
-    uintptr_t lo = (uintptr_t)ch->items;
-    uintptr_t hi = lo + (uintptr_t)ch->count * p->stride - 1u;
-    return (uint32_t)((hi >> p->block_shift) - (lo >> p->block_shift) + 1u);
-}
+static size_t round_up(size_t x, size_t a) { return (x + (a - 1u)) & ~(a - 1u); }
+static size_t range_align(size_t item_align);
 
-/* Rebuilds the address map for the live chunks, sized for `extra` more entries; keeps the old
-   map when the allocator fails. */
-static bool buckets_rebuild(sp_pool *p, uint32_t extra) {
-    uint32_t need = extra;
-    for (uint32_t c = 0; c < p->chunk_count; c++)
-        if (p->chunks[c].count) need += blocks_of_chunk(p, &p->chunks[c]);
-    uint32_t bits = 3;
-    while ((1u << bits) < need * 2u) bits++;
-    size_t cap = (size_t)1 << bits;
-    sp__bucket *fresh = (sp__bucket *)pool_alloc(p, cap * sizeof *fresh, _Alignof(sp__bucket));
-    if (!fresh) return false;
-    if (p->buckets) {
-        pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
-        p->bytes -= ((size_t)1 << p->bucket_bits) * sizeof *p->buckets;
+static bool pool_reserved(const sp_pool *p) { return p->reserved_items != NULL; }
+
+/* Copies the live range with the most members (the latest on ties: the fallback's largest, or
+   the reserved range) into top_*, and sorts the live ranges by address for index_searched. */
+static void ranges_index(sp_pool *p) {
+    uint32_t n = 0, top = SP__NIL;
+    for (uint32_t c = 0; c < p->range_count; c++) {
+        const sp__range *r = &p->ranges[c];
+        if (!r->items || r->count == 0) continue;
+        if (top == SP__NIL || r->count >= p->ranges[top].count) top = c;
+        uint32_t k = n++;
+        while (k > 0 && (uintptr_t)p->ranges[p->by_address[k - 1u]].items > (uintptr_t)r->items) {
+            p->by_address[k] = p->by_address[k - 1u];
+            k--;
+        }
+        p->by_address[k] = (uint8_t)c;
     }
-    for (size_t i = 0; i < cap; i++) fresh[i].chunk = SP__NIL;
-    p->buckets = fresh;
-    p->bucket_bits = bits;
-    p->bucket_used = 0;
-    p->bytes += cap * sizeof *fresh;
-    for (uint32_t c = 0; c < p->chunk_count; c++)
-        if (p->chunks[c].count) buckets_insert(p, c);
-    return true;
+    p->live_ranges = n;
+    p->top = top == SP__NIL ? 0u : top;
+    p->top_items = top == SP__NIL ? 0u : (uintptr_t)p->ranges[top].items;
+    p->top_count = top == SP__NIL ? 0u : p->ranges[top].count;
+    p->top_first = top == SP__NIL ? 0u : p->ranges[top].first;
 }
 
 /* Rebuilds the unbuilt list from the slot states, lowest slots first. */
 static void unbuilt_rebuild(sp_pool *p) {
     p->unbuilt_head = SP__NIL;
-    for (uint32_t c = p->chunk_count; c-- > 0;) {
-        for (uint32_t i = p->chunks[c].count; i-- > 0;) {
-            uint32_t idx = (c << p->chunk_shift) | i;
-            if ((slot_at(p, idx)->word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
-                unbuilt_push(p, idx, slot_at(p, idx));
+    for (uint32_t c = p->range_count; c-- > 0;) {
+        const sp__range *r = &p->ranges[c];
+        for (uint32_t i = r->first + r->count; i-- > r->first;) {
+            if ((slot_at(p, i)->word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
+                unbuilt_push(p, i, slot_at(p, i));
         }
     }
 }
 
-/* Bytes of one heap chunk: its members, nothing else (the slots live in one flat array). */
-static size_t chunk_mem_size(const sp_pool *p, uint32_t count) { return (size_t)count * p->stride; }
-
-/* Makes chunk c's slots usable: every slot that is not retired joins the unbuilt list. Slots
-   keep the life they had when the number was last used, so no generation restarts. */
-static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, uint32_t count) {
-    sp__chunk *ch = &p->chunks[c];
-    ch->items = items;
-    ch->count = count;
-    ch->built = 0;
-    for (uint32_t i = count; i-- > 0;) {
-        uint32_t idx = (c << p->chunk_shift) | i;
-        if (sp__state(slot_at(p, idx)) != SP__RETIRED) unbuilt_push(p, idx, slot_at(p, idx));
-    }
-    p->reserved += count;
-    hint_set(p, c); /* its members are the next to be built */
-    DBG_POISON(items, (size_t)count * p->stride);
-}
-
-/* Doubles the chunk table (zeroed records: a lookup in an unused record finds nothing). */
-static bool chunk_table_grow(sp_pool *p) {
-    uint32_t cap = p->chunk_cap ? p->chunk_cap * 2u : 4u;
-    sp__chunk *table = (sp__chunk *)pool_alloc(p, cap * sizeof *table, _Alignof(sp__chunk));
-    if (!table) {
-        sp__log(p, SP__MSG_NOMEM, "chunk table");
-        return false;
-    }
-    memset(table, 0, cap * sizeof *table);
-    if (p->chunks) memcpy(table, p->chunks, p->chunk_count * sizeof *table);
-    pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
-    p->bytes += (cap - p->chunk_cap) * sizeof *table;
-    p->chunks = table;
-    p->chunk_cap = cap;
-    return true;
+/* Range c gained members [from, to) (indices relative to it): every slot among them that is not
+   retired joins the unbuilt list, lowest first. Slots keep the life they had when the indices
+   were last used, so no generation restarts. */
+static void range_gained(sp_pool *p, uint32_t c, uint32_t from, uint32_t to) {
+    sp__range *r = &p->ranges[c];
+    for (uint32_t i = r->first + to; i-- > r->first + from;)
+        if (sp__state(slot_at(p, i)) != SP__RETIRED) unbuilt_push(p, i, slot_at(p, i));
+    p->reserved += to - from;
+    DBG_POISON(r->items + (size_t)from * p->stride, (size_t)(to - from) * p->stride);
 }
 
 /* Bytes of bookkeeping per slot index: the slot (with its back link and stamp in acquisition
@@ -386,15 +346,47 @@ static void slots_init(sp_pool *p, uint64_t from, uint64_t to) {
     }
 }
 
-/* Grows the flat slot array (and the debug records) to at least `need` slots, by a sixteenth at
-   a time, so that the slack stays under a byte a member (copies are amortised: about 16 per
-   slot over a pool's whole growth, on the growth path only). New slots start at life_first.
-   Nothing changes when an allocation fails. */
+/* A reserved pool's bookkeeping: the slots of all SP__SLOT_LIMIT indices, then their debug
+   records, committed as far as slot_cap needs (page by page). */
+static size_t books_slots_bytes(const sp_pool *p, uint32_t n) { return round_up((size_t)n * p->slot_size, p->page); }
+#if SP_DEBUG
+static size_t books_dbg_bytes(const sp_pool *p, uint32_t n) { return round_up((size_t)n * sizeof(sp__dbg), p->page); }
+#endif
+
+static bool books_commit(sp_pool *p, uint32_t cap) {
+    size_t from = books_slots_bytes(p, p->slot_cap), to = books_slots_bytes(p, cap);
+    if (to > from && !p->vm.commit(p->reserved_books + from, to - from, p->vm.user)) return false;
+#if SP_DEBUG
+    unsigned char *dbg = p->reserved_books + (size_t)SP__SLOT_LIMIT * p->slot_size;
+    size_t dfrom = books_dbg_bytes(p, p->slot_cap), dto = books_dbg_bytes(p, cap);
+    if (dto > dfrom && !p->vm.commit(dbg + dfrom, dto - dfrom, p->vm.user)) {
+        if (to > from) p->vm.decommit(p->reserved_books + from, to - from, p->vm.user);
+        return false;
+    }
+    p->bytes += dto - dfrom;
+#endif
+    p->bytes += to - from;
+    return true;
+}
+
+/* Makes slots below `need` exist. A reserved pool commits them where they are (its slots never
+   move); the fallback grows its flat array by a sixteenth at a time, so that the slack stays
+   under a byte a member (copies are amortised: about 16 per slot over a pool's whole growth, on
+   the growth path only). New slots start at life_first. Nothing changes when memory fails. */
 static bool slots_reserve(sp_pool *p, uint32_t need) {
     if (need <= p->slot_cap) return true;
     uint64_t cap = (uint64_t)p->slot_cap + p->slot_cap / 16u;
     if (cap < need) cap = need;
     if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
+    if (pool_reserved(p)) {
+        if (!books_commit(p, (uint32_t)cap)) {
+            sp__log(p, SP__MSG_NOMEM, "committing slots");
+            return false;
+        }
+        slots_init(p, p->slot_cap, cap);
+        p->slot_cap = (uint32_t)cap;
+        return true;
+    }
     unsigned char *slots = (unsigned char *)pool_alloc(p, (size_t)cap * p->slot_size, _Alignof(sp__oslot));
 #if SP_DEBUG
     sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
@@ -422,108 +414,161 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
     return true;
 }
 
-/* Slots of chunk number c that can still hold a member (not retired), among its first n. */
+/* Slots of range c that can still hold a member (not retired), among its first n. */
 static uint32_t usable_slots(const sp_pool *p, uint32_t c, uint32_t n) {
     uint32_t usable = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t idx = (c << p->chunk_shift) | i;
-        usable += idx >= p->slot_cap || sp__state(slot_at(p, idx)) != SP__RETIRED;
-    }
+    for (uint32_t i = p->ranges[c].first; i < p->ranges[c].first + n; i++)
+        usable += i >= p->slot_cap || sp__state(slot_at(p, i)) != SP__RETIRED;
     return usable;
 }
 
-/* Reserves a new chunk (heap mode). Returns false, with the pool unchanged, on failure. */
-static bool chunk_add(sp_pool *p, bool past_max) {
-    size_t want = p->chunk_items;
+/* The reserved range grows: the next members' pages are committed (a 64th of what it has,
+   at least the first step, at most its reservation: the committed slack stays under a 64th,
+   and commits are few). False, with the pool unchanged, when the system refuses: an allocator
+   failure. */
+static bool range_commit_more(sp_pool *p) {
+    sp__range *r = &p->ranges[0];
+    uint64_t want = (uint64_t)r->count + (r->count / 64u > p->chunk_items ? r->count / 64u : p->chunk_items);
+    if (want > r->cap) want = r->cap;
+    size_t to = round_up((size_t)want * p->stride, p->page);
+    if (to > p->reserved_items_size) to = p->reserved_items_size;
+    uint32_t count = (uint32_t)(to / p->stride < r->cap ? to / p->stride : r->cap);
+    if (!slots_reserve(p, count)) return false;
+    if (!p->vm.commit(p->reserved_items + p->committed_items, to - p->committed_items, p->vm.user)) {
+        sp__log(p, SP__MSG_NOMEM, "committing members");
+        return false;
+    }
+    p->bytes += to - p->committed_items;
+    p->committed_items = to;
+    uint32_t from = r->count;
+    r->count = count;
+    range_gained(p, 0, from, count);
+    ranges_index(p);
+    return true;
+}
+
+/* A range beyond what is reserved: the fallback's next geometric range (or a given-back one
+   used again). Returns false, with the pool unchanged, on failure. */
+static uint32_t range_members(const sp_pool *p, uint32_t cap, bool past_max) {
+    size_t want = cap;
     if (!past_max && p->max && p->max > p->reserved && p->max - p->reserved < want)
         want = p->max - p->reserved;
-    uint32_t count = (uint32_t)want;
-    /* A freed number is reused (its slots keep their lives), unless all its slots retired. */
-    uint32_t c = p->chunk_count;
-    for (uint32_t i = 0; i < p->chunk_count; i++) {
-        if (p->chunks[i].count == 0 && usable_slots(p, i, count) > 0) {
+    return (uint32_t)want;
+}
+
+static bool range_allocate(sp_pool *p, bool past_max) {
+    /* A given-back number is used again (its slots keep their lives), unless all retired. */
+    uint32_t c = p->range_count;
+    for (uint32_t i = 0; i < p->range_count; i++) {
+        if (!p->ranges[i].items && usable_slots(p, i, range_members(p, p->ranges[i].cap, past_max)) > 0) {
             c = i;
             break;
         }
     }
-    if (((uint64_t)c + 1u) << p->chunk_shift > SP__SLOT_LIMIT) {
-        sp__log(p, SP__MSG_SLOTS_FULL);
-        return false;
+    uint32_t first, cap;
+    if (c < p->range_count) {
+        first = p->ranges[c].first;
+        cap = p->ranges[c].cap;
+    } else {
+        const sp__range *prev = c ? &p->ranges[c - 1u] : NULL;
+        first = prev ? prev->first + prev->cap : 0u;
+        uint64_t want = !prev || (c == 1u && pool_reserved(p)) ? p->chunk_items : (uint64_t)prev->cap * 2u;
+        if (want > SP__SLOT_LIMIT - first) want = SP__SLOT_LIMIT - first;
+        cap = (uint32_t)want;
+        if (cap == 0 || c >= SP__RANGE_MAX) {
+            sp__log(p, SP__MSG_SLOTS_FULL);
+            return false;
+        }
     }
-    if (c == p->chunk_count && c == p->chunk_cap && !chunk_table_grow(p)) return false;
-    if (!slots_reserve(p, (c << p->chunk_shift) + count)) return false;
-
-    size_t mem_size = chunk_mem_size(p, count);
-    unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, p->item_align);
+    uint32_t count = range_members(p, cap, past_max);
+    if (!slots_reserve(p, first + count)) return false;
+    size_t mem_size = (size_t)count * p->stride;
+    unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, range_align(p->item_align));
     if (!mem) {
-        sp__log(p, SP__MSG_NOMEM, "chunk of members");
+        sp__log(p, SP__MSG_NOMEM, "range of members");
         return false;
     }
-    uint32_t saved_count = p->chunk_count;
-    if (c == p->chunk_count) p->chunk_count++;
-    sp__chunk *ch = &p->chunks[c];
-    ch->items = mem;
-    ch->count = count;
-    /* The map must know the chunk before it holds members; grow it first when it fills. */
-    uint32_t blocks = blocks_of_chunk(p, ch);
-    bool mapped = (p->bucket_used + blocks) * 2u <= (1u << p->bucket_bits)
-                      ? (buckets_insert(p, c), true)
-                      : buckets_rebuild(p, 0);
-    bool registered = mapped && (!p->registry ||
-                                 sp__registry_chunk_added(p->registry, p, (uintptr_t)mem,
-                                                          (uintptr_t)mem + mem_size) == SP_OK);
-    if (!registered) {
-        ch->count = 0;
-        ch->items = NULL;
-        if (mapped) buckets_rebuild(p, 0); /* drop the entries again (the map is big enough) */
-        p->chunk_count = saved_count;
+    if (p->registry && sp__registry_chunk_added(p->registry, p, (uintptr_t)mem, (uintptr_t)mem + mem_size) != SP_OK) {
         pool_free(p, mem, mem_size);
-        sp__log(p, SP__MSG_NOMEM, "address map");
+        sp__log(p, SP__MSG_NOMEM, "registry index");
         return false;
     }
+    sp__range *r = &p->ranges[c];
+    r->items = mem;
+    r->first = first;
+    r->cap = cap;
+    r->count = count;
+    r->built = 0;
+    if (c == p->range_count) p->range_count++;
     p->bytes += mem_size;
-    chunk_init(p, c, mem, count);
+    range_gained(p, c, 0, count);
+    ranges_index(p);
     return true;
 }
 
-/* Returns every chunk without a built member to the allocator. Its slots stay in the flat array
-   with their lives, so a later chunk under the same number never restarts a generation. */
-static void chunks_release_empty(sp_pool *p) {
+/* Room for one more member: the reserved range commits more, or a range is allocated. */
+static bool range_add(sp_pool *p, bool past_max) {
+    if (pool_reserved(p) && p->ranges[0].count < p->ranges[0].cap) return range_commit_more(p);
+    return range_allocate(p, past_max);
+}
+
+/* The highest slot index of range c that holds a built member, plus one (0: none). */
+static uint32_t built_end(const sp_pool *p, const sp__range *r) {
+    for (uint32_t i = r->first + r->count; i-- > r->first;) {
+        uint32_t st = sp__state(slot_at(p, i));
+        if (st == SP__FREE || st == SP__LEASED) return i + 1u - r->first;
+    }
+    return 0;
+}
+
+/* Gives back the memory no built member needs: every allocated range without a built member
+   goes to the allocator, and the reserved range's whole pages above its highest built member
+   are decommitted (physical memory returned, address space kept). Slots stay with their lives,
+   so indices used again never restart a generation. */
+static void ranges_release_empty(sp_pool *p) {
     if (p->fixed) return;
     bool any = false;
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        sp__chunk *ch = &p->chunks[c];
-        if (ch->count == 0 || ch->built != 0) continue;
-        if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)ch->items);
-        p->reserved -= ch->count;
-        p->bytes -= chunk_mem_size(p, ch->count);
-        DBG_UNPOISON(ch->items, (size_t)ch->count * p->stride);
-        pool_free(p, ch->items, chunk_mem_size(p, ch->count));
-        ch->items = NULL;
-        ch->count = 0;
+    uint32_t c = 0;
+    if (pool_reserved(p)) {
+        sp__range *r = &p->ranges[0];
+        size_t keep = round_up((size_t)built_end(p, r) * p->stride, p->page);
+        if (keep < p->committed_items) {
+            DBG_UNPOISON(p->reserved_items + keep, p->committed_items - keep);
+            p->vm.decommit(p->reserved_items + keep, p->committed_items - keep, p->vm.user);
+            p->bytes -= p->committed_items - keep;
+            p->committed_items = keep;
+            uint32_t count = (uint32_t)(keep / p->stride < r->cap ? keep / p->stride : r->cap);
+            p->reserved -= r->count - count;
+            r->count = count;
+            any = true;
+        }
+        c = 1;
+    }
+    for (; c < p->range_count; c++) {
+        sp__range *r = &p->ranges[c];
+        if (!r->items || r->built != 0) continue;
+        if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)r->items);
+        p->reserved -= r->count;
+        p->bytes -= (size_t)r->count * p->stride;
+        DBG_UNPOISON(r->items, (size_t)r->count * p->stride);
+        pool_free(p, r->items, (size_t)r->count * p->stride);
+        r->items = NULL;
+        r->count = 0;
         any = true;
     }
     if (!any) return;
-    p->hint_count = 0; /* the hinted chunk may be gone: the next lookup sets it again */
     unbuilt_rebuild(p);
-    /* Shrinking the map cannot need memory it does not have: on failure, blank the old one and
-       re-insert the live chunks into it. */
-    if (!buckets_rebuild(p, 0)) {
-        for (size_t i = 0; i < ((size_t)1 << p->bucket_bits); i++) p->buckets[i].chunk = SP__NIL;
-        p->bucket_used = 0;
-        for (uint32_t c = 0; c < p->chunk_count; c++)
-            if (p->chunks[c].count) buckets_insert(p, c);
-    }
+    ranges_index(p);
 }
 
 /* ---------------------------------------------------------------------------------------------
    Building, retiring and disposing members
    ------------------------------------------------------------------------------------------ */
 
-/* Builds one member in a reserved slot (reserving a chunk if none is left) and returns its
+/* Builds one member in a slot with memory (adding room if none is left) and returns its
    index, neither free nor leased yet; SP__NIL when there is no room or no memory. */
 static uint32_t member_build(sp_pool *p, bool past_max) {
-    if (p->unbuilt_head == SP__NIL && (p->fixed || !chunk_add(p, past_max))) return SP__NIL;
+    if (p->unbuilt_head == SP__NIL && (p->fixed || !range_add(p, past_max))) return SP__NIL;
     uint32_t idx = p->unbuilt_head;
     sp__slot *s = slot_at(p, idx);
     p->unbuilt_head = s->next;
@@ -535,7 +580,7 @@ static uint32_t member_build(sp_pool *p, bool past_max) {
 #endif
     s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__FREE;
     s->next = SP__NIL;
-    p->chunks[idx >> p->chunk_shift].built++;
+    p->ranges[range_of_index(p, idx)].built++;
     p->size++;
     p->created++;
     if (p->create) run_create(p, idx, item);
@@ -561,7 +606,7 @@ static void member_dispose(sp_pool *p, uint32_t idx, bool ends_life) {
         s->word = life << SP__FLAG_BITS | SP__UNBUILT;
     }
     if (sp__state(s) == SP__UNBUILT && !p->destroying) unbuilt_push(p, idx, s);
-    p->chunks[idx >> p->chunk_shift].built--;
+    p->ranges[range_of_index(p, idx)].built--;
     p->size--;
     p->disposed++;
 }
@@ -572,7 +617,7 @@ static SP__NOINLINE void member_retire(sp_pool *p, uint32_t idx) {
     run_dispose(p, idx, item); /* it was leased until now: not poisoned */
     DBG_POISON(item, p->item_size);
     slot_at(p, idx)->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
-    p->chunks[idx >> p->chunk_shift].built--;
+    p->ranges[range_of_index(p, idx)].built--;
     p->size--;
     p->disposed++;
     sp__log(p, SP__MSG_RETIRED, idx);
@@ -589,11 +634,6 @@ static size_t natural_align(size_t size) {
 
 static bool is_pow2(size_t x) { return x && !(x & (x - 1u)); }
 
-static uint32_t log2_ceil(size_t x) {
-    uint32_t r = 0;
-    while (((size_t)1 << r) < x) r++;
-    return r;
-}
 
 /* What a descriptor means once defaults are applied; `why` says what is wrong with it. */
 typedef struct sp__layout {
@@ -671,16 +711,20 @@ static sp__layout layout_of(const sp_desc *d) {
     return l;
 }
 
-/* Fixed-buffer layout, from an address: [pool][chunk record][slots x n][pad][debug records x n,
+/* Fixed-buffer layout, from an address: [pool][slots x n][pad][debug records x n,
    in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
    order (a memory-order pool leaves the room of the back links and stamps unused), so that sp_buffer_size depends
    on the item's size and alignment only, not on fields a caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
+/* Where a range's members start: a cache line at least, so that members whose size is a
+   multiple of 64 never straddle two lines. */
+static size_t range_align(size_t item_align) { return item_align > SP__RANGE_ALIGN ? item_align : SP__RANGE_ALIGN; }
+
 static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size_t n,
                        uintptr_t *items_out) {
     uintptr_t pool = align_up(start, _Alignof(sp_pool));
-    uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__chunk);
+    uintptr_t slots = pool + sizeof(sp_pool);
     if (slots < start || slots > end) return false;
     if (n > (end - slots) / slot_bytes(true)) return false;
     /* slots, then (debug builds) their 8-aligned records, then the aligned members */
@@ -698,7 +742,7 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     sp__layout l = layout_of(desc);
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
     size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
-    size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
+    size_t fixed = sizeof(sp_pool) + slack;
     size_t per_member = slot_bytes(true) + l.stride; /* stride < SIZE_MAX / 256: no overflow */
     if (members > (SIZE_MAX - fixed) / per_member) return 0;
     return fixed + members * per_member;
@@ -753,20 +797,61 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     if (full > len) sp__log(p, SP__MSG_NAME_CUT, len, full);
 }
 
-/* Registers the chunks the pool has so far with reg (later ones it registers as they come). */
-static bool chunks_register(sp_pool *p, sp_registry *reg) {
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        const sp__chunk *ch = &p->chunks[c];
-        if (!ch->count) continue;
-        uintptr_t lo = (uintptr_t)ch->items;
-        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
+/* Registers the ranges the pool has so far with reg (later ones it registers as they come): the
+   whole reservation of a reserved range, which its committed part grows into. */
+static bool ranges_register(sp_pool *p, sp_registry *reg) {
+    for (uint32_t c = 0; c < p->range_count; c++) {
+        const sp__range *r = &p->ranges[c];
+        if (!r->items) continue;
+        uintptr_t lo = (uintptr_t)r->items;
+        size_t size = c == 0 && pool_reserved(p) ? p->reserved_items_size : (size_t)r->count * p->stride;
+        if (sp__registry_chunk_added(reg, p, lo, lo + size) != SP_OK) {
             while (c-- > 0)
-                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
+                if (p->ranges[c].items) sp__registry_chunk_removed(reg, (uintptr_t)p->ranges[c].items);
             sp__log(p, SP__MSG_NOMEM, "registry index");
             return false;
         }
     }
     p->registry = reg;
+    return true;
+}
+
+/* Reserves the pool's range: address space for its largest possible size (max members, or the
+   slot limit when max is 0, at most SP__RESERVE_LIMIT bytes), and for the bookkeeping of every
+   slot index. Nothing is committed yet. False when the allocator has no virtual memory (the
+   fallback, silently) or the system refuses (the fallback, with an info line). */
+static bool pool_reserve(sp_pool *p, const sp_desc *d) {
+    sp__vm vm;
+    if (sp__allocator_vm(&d->allocator, &vm) || !vm.reserve) return false;
+    p->page = sp__os_page_size();
+    uint64_t members = d->max ? d->max : SP__SLOT_LIMIT;
+    if (members * p->stride > SP__RESERVE_LIMIT) members = SP__RESERVE_LIMIT / p->stride;
+    if (members == 0 || p->item_align > p->page) return false;
+    size_t items_size = round_up((size_t)members * p->stride, p->page);
+    size_t books_size = (size_t)SP__SLOT_LIMIT * (p->slot_size + SP__DBG_BYTES);
+    unsigned char *items = (unsigned char *)vm.reserve(items_size, vm.user);
+    unsigned char *books = items ? (unsigned char *)vm.reserve(books_size, vm.user) : NULL;
+    if (!books) {
+        if (items) vm.release(items, items_size, vm.user);
+        sp__log(p, SP__MSG_NO_RESERVE, items_size + books_size);
+        return false;
+    }
+    p->vm.reserve = vm.reserve;
+    p->vm.commit = vm.commit;
+    p->vm.decommit = vm.decommit;
+    p->vm.release = vm.release;
+    p->vm.user = vm.user;
+    p->reserved_items = items;
+    p->reserved_items_size = items_size;
+    p->reserved_books = books;
+    p->reserved_books_size = books_size;
+    p->slots = books;
+#if SP_DEBUG
+    p->dbg = (sp__dbg *)(void *)(books + (size_t)SP__SLOT_LIMIT * p->slot_size);
+#endif
+    p->ranges[0].items = items;
+    p->ranges[0].cap = (uint32_t)members;
+    p->range_count = 1;
     return true;
 }
 
@@ -790,7 +875,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         size_t cap = 0;
         if (fixed_fits(start, end, &l, 1, NULL)) {
             /* Binary search for the most members that fit, from a lower bound that surely does. */
-            size_t overhead = sizeof(sp_pool) + sizeof(sp__chunk) + 2u * SP__MAX_ALIGN;
+            size_t overhead = sizeof(sp_pool) + 2u * SP__MAX_ALIGN;
             size_t lo = desc->buffer_size > overhead
                             ? (desc->buffer_size - overhead) / (sizeof(sp__slot) + l.stride)
                             : 1u;
@@ -825,19 +910,18 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         p->capacity = cap;
         if (p->max == 0 || p->max > cap) p->max = cap;
         p->chunk_items = cap;
-        p->chunk_shift = log2_ceil(cap);
-        p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
-        p->chunks = (sp__chunk *)(void *)(p + 1);
-        memset(p->chunks, 0, sizeof *p->chunks);
-        p->chunk_count = p->chunk_cap = 1u;
-        p->slots = (unsigned char *)(p->chunks + 1);
+        p->slots = (unsigned char *)(p + 1);
         p->slot_cap = (uint32_t)cap;
         slots_init(p, 0, cap);
 #if SP_DEBUG
         p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap * sizeof(sp__oslot)), 8u);
         memset(p->dbg, 0, cap * sizeof *p->dbg);
 #endif
-        chunk_init(p, 0, (unsigned char *)items, (uint32_t)cap);
+        p->ranges[0].items = (unsigned char *)items;
+        p->ranges[0].cap = p->ranges[0].count = (uint32_t)cap;
+        p->range_count = 1;
+        range_gained(p, 0, 0, (uint32_t)cap);
+        ranges_index(p);
         p->bytes = desc->buffer_size;
     } else {
         sp_allocator a = desc->allocator;
@@ -858,22 +942,10 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
             return NULL;
         }
         p->chunk_items = l.chunk_items;
-        p->chunk_shift = log2_ceil(l.chunk_items);
-        p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
-        /* Blocks at least as large as a chunk: a chunk then overlaps at most two of them. */
-        p->block_shift = log2_ceil(l.chunk_items * l.stride);
         p->bytes = sizeof *p;
-        /* The table exists from the start so that the hot path's chunk hint always points at
-           a readable record. */
-        if (!buckets_rebuild(p, 2) || !chunk_table_grow(p)) {
-            sp__log(p, SP__MSG_NOMEM, "address map");
-            pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
-            sp__tag_release(p->tag, 0);
-            a.free(p, sizeof *p, a.user);
-            return NULL;
-        }
+        (void)pool_reserve(p, desc); /* else the fallback: ranges from alloc/free */
     }
-    if ((reg && !chunks_register(p, reg)) || sp_prewarm(p, desc->initial) < desc->initial) {
+    if ((reg && !ranges_register(p, reg)) || sp_prewarm(p, desc->initial) < desc->initial) {
         sp_pool_destroy(p);
         return NULL;
     }
@@ -985,17 +1057,21 @@ void sp_pool_destroy(sp_pool *pool) {
         p->registry = NULL;
     }
     sp__tag_release(p->tag, highest_life(p));
-    for (uint32_t c = 0; c < p->chunk_count; c++) /* the memory goes back clean */
-        if (p->chunks[c].count) DBG_UNPOISON(p->chunks[c].items, (size_t)p->chunks[c].count * p->stride);
+    for (uint32_t c = 0; c < p->range_count; c++) /* the memory goes back clean */
+        if (p->ranges[c].items && p->ranges[c].count)
+            DBG_UNPOISON(p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (p->fixed) return;
-    for (uint32_t c = 0; c < p->chunk_count; c++)
-        if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
-    pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
+    for (uint32_t c = pool_reserved(p) ? 1u : 0u; c < p->range_count; c++)
+        if (p->ranges[c].items) pool_free(p, p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
+    if (pool_reserved(p)) {
+        p->vm.release(p->reserved_items, p->reserved_items_size, p->vm.user);
+        p->vm.release(p->reserved_books, p->reserved_books_size, p->vm.user);
+    } else {
+        pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
 #if SP_DEBUG
-    pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
+        pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
 #endif
-    pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
-    pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
+    }
     sp_allocator a = p->allocator;
     a.free(p, sizeof *p, a.user);
 }
@@ -1059,13 +1135,13 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) free_count++;
     size_t to_dispose = free_count > keep_free ? free_count - keep_free : 0;
 
-    /* Mark victims from the highest slots down, so that whole chunks empty out. BUSY on a free
-       member is the mark: no hook can be running on a free member. */
+    /* Mark victims from the highest slots down, so that whole ranges and pages empty out. BUSY
+       on a free member is the mark: no hook can be running on a free member. */
     size_t marked = 0;
-    for (uint32_t c = p->chunk_count; c-- > 0 && marked < to_dispose;) {
-        sp__chunk *ch = &p->chunks[c];
-        for (uint32_t i = ch->count; i-- > 0 && marked < to_dispose;) {
-            sp__slot *slot = slot_at(p, (c << p->chunk_shift) | i);
+    for (uint32_t c = p->range_count; c-- > 0 && marked < to_dispose;) {
+        const sp__range *r = &p->ranges[c];
+        for (uint32_t i = r->first + r->count; i-- > r->first && marked < to_dispose;) {
+            sp__slot *slot = slot_at(p, i);
             if ((slot->word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
                 slot->word |= SP__BUSY;
                 marked++;
@@ -1101,7 +1177,7 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         disposed++;
         i = next;
     }
-    chunks_release_empty(p);
+    ranges_release_empty(p);
     return disposed;
 }
 
@@ -1117,7 +1193,7 @@ size_t sp_clear(sp_pool *pool) {
     teardown_begin(pool);
     size_t n = dispose_all(pool);
     teardown_end(pool);
-    chunks_release_empty(pool);
+    ranges_release_empty(pool);
     return n;
 }
 
@@ -1532,13 +1608,13 @@ static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
     return release_hookless(pool, idx, item, true);
 }
 
-/* A member outside the hinted chunk: the address map, then the same plain path. Out of line and
-   reached by a tail call, so that sp_release itself stays call-free. */
-static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
+/* A member outside the top range (a fallback pool's smaller ranges): the binary search, then
+   the same plain path. Out of line and reached by a tail call, so that sp_release itself stays
+   call-free. */
+static SP__NOINLINE sp_result release_searched(sp_pool *pool, void *item) {
     if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
-    uint32_t idx = index_mapped(pool, (uintptr_t)item);
+    uint32_t idx = pool->live_ranges > 1u ? index_searched(pool, (uintptr_t)item) : SP__NIL;
     if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
-    hint_set(pool, idx >> pool->chunk_shift);
     return release_found(pool, idx, item);
 }
 
@@ -1552,11 +1628,11 @@ static SP__NOINLINE sp_result release_null(const void *item) {
 
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return release_null(item);
-    /* index_in_hint without its SP__NIL answer: a hit goes straight to release_found. The check
-       is exact (item is the start of member q), so NULL never passes it. */
-    uint64_t q = member_number(pool, pool->hint_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->hint_count)) return release_mapped(pool, item);
-    return release_found(pool, pool->hint_base + (uint32_t)q, item);
+    /* index_of without its SP__NIL answer: a hit goes straight to release_found. The check is
+       exact (item is the start of member q), so NULL never passes it. */
+    uint64_t q = member_number(pool, pool->top_items, (uintptr_t)item);
+    if (SP__UNLIKELY(q >= pool->top_count)) return release_searched(pool, item);
+    return release_found(pool, pool->top_first + (uint32_t)q, item);
 }
 
 sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
@@ -1672,7 +1748,7 @@ void *sp_resolve(const sp_pool *pool, sp_handle handle) {
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
     if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap)) return resolve_refused(pool, handle);
-    /* A leased slot always lies in a live chunk, so the word alone decides. */
+    /* A leased slot always lies in a live range, so the word alone decides. */
     uint32_t word = slot_at(pool, idx)->word;
     if (SP__UNLIKELY((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED))) {
         /* A life this pool handed out and the slot has moved past: stale, the expected case,
@@ -1819,7 +1895,7 @@ static SP__NOINLINE uint32_t walk_successor(const sp_pool *pool, const sp_iter *
 }
 
 /* The steps sp_iter_next leaves out of line: a NULL pool, a cursor at the end, the end of a
-   chunk in memory order, and a member that left its life in acquisition order. */
+   range in memory order, and a member that left its life in acquisition order. */
 static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
     if (!pool) {
         null_pool("sp_iter_next");
@@ -1845,17 +1921,13 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
                 cursor_fill(pool, it, next, it->_slot, it->_word);
             return;
         }
-    } else { /* the rest of this chunk */
-        uint32_t idx = it->_slot + 1u, c = idx >> pool->chunk_shift;
-        if (SP__LIKELY(c < pool->chunk_count)) {
-            const sp__chunk *ch = &pool->chunks[c];
-            uint32_t base = c << pool->chunk_shift;
-            for (uint32_t i = idx & pool->chunk_mask; i < ch->count; i++) {
-                if (visible_leased(plain_slot_at(pool, base | i)->word)) {
-                    it->_slot = base | i;
-                    it->item = ch->items + (size_t)i * pool->stride;
-                    return;
-                }
+    } else { /* the rest of the top range */
+        uint32_t in_top = it->_slot + 1u - pool->top_first;
+        for (uint32_t i = in_top; i < pool->top_count; i++) {
+            if (visible_leased(plain_slot_at(pool, pool->top_first + i)->word)) {
+                it->_slot = pool->top_first + i;
+                it->item = (void *)(pool->top_items + (uintptr_t)i * pool->stride);
+                return;
             }
         }
     }
@@ -1863,16 +1935,16 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
 }
 
 /* sp_each in memory order: every built slot in turn (the cursor's rule, without its calls). fn
-   may acquire, release, grow the slot array or add chunks, so the loop bounds and arrays are
+   may acquire, release, grow the slot array or add ranges, so the loop bounds and arrays are
    read again after every call. */
 static size_t each_in_memory_order(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
-    for (uint32_t c = 0; c < pool->chunk_count; c++) {
-        for (uint32_t i = 0; i < pool->chunks[c].count; i++) {
-            if (!visible_leased(slot_at(pool, c << pool->chunk_shift | i)->word)) continue;
+    for (uint32_t c = 0; c < pool->range_count; c++) {
+        for (uint32_t i = 0; i < pool->ranges[c].count; i++) {
+            if (!visible_leased(slot_at(pool, pool->ranges[c].first + i)->word)) continue;
             n++;
             pool->hook_depth++;
-            bool go_on = fn(pool->chunks[c].items + (size_t)i * pool->stride, user);
+            bool go_on = fn(pool->ranges[c].items + (size_t)i * pool->stride, user);
             pool->hook_depth--;
             if (!go_on) return n;
         }
@@ -1938,7 +2010,7 @@ size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
         return 0;
     }
     /* The cursor, so that fn releasing members cannot lead the walk astray; fn counts as a hook
-       (pools are never const objects: see hint_set). */
+       (pools are never const objects). */
     sp_pool *p = (sp_pool *)(uintptr_t)pool;
     size_t n = 0;
     for (sp_iter it = sp_iter_first(p); it.item; sp_iter_next(p, &it)) {
@@ -2032,6 +2104,7 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
     out->reclaimed = pool->reclaimed;
     out->dropped = pool->dropped;
     out->grown_past_max = pool->grown_past_max;
+    out->bytes_reserved = pool->reserved_items_size + pool->reserved_books_size;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -2065,26 +2138,29 @@ bool sp__pool_check(const sp_pool *p) {
         if (sp__state(slot_at(p, i)) != SP__FREE) return false;
         if (++free_n > p->reserved) return false;
     }
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        const sp__chunk *ch = &p->chunks[c];
+    for (uint32_t c = 0; c < p->range_count; c++) {
+        const sp__range *r = &p->ranges[c];
         uint32_t b = 0;
-        for (uint32_t i = 0; i < ch->count; i++) {
-            uint32_t st = sp__state(slot_at(p, (c << p->chunk_shift) | i));
+        if (r->count > r->cap || (!r->items && r->count)) return false;
+        if (c && r->first != p->ranges[c - 1u].first + p->ranges[c - 1u].cap) return false;
+        for (uint32_t i = 0; i < r->count; i++) {
+            uint32_t st = sp__state(slot_at(p, r->first + i));
             if (st == SP__FREE || st == SP__LEASED) b++;
             leased_states += st == SP__LEASED;
-            if (index_of(p, ch->items + (size_t)i * p->stride) != ((c << p->chunk_shift) | i)) return false;
+            if (index_of(p, r->items + (size_t)i * p->stride) != r->first + i) return false;
         }
-        if (b != ch->built) return false;
+        if (b != r->built) return false;
         built += b;
-        reserved += ch->count;
-        if (ch->count && ((c << p->chunk_shift) + ch->count) > p->slot_cap) return false;
+        reserved += r->count;
+        if (r->count && r->first + r->count > p->slot_cap) return false;
     }
-    /* Outside live chunks, no slot holds a member; no slot's life is below the pool's first
+    /* Outside live ranges, no slot holds a member; no slot's life is below the pool's first
        (those lives belong to earlier pools of its tag). */
     for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
         if (sp__life(slot_at(p, idx)) < p->life_first) return false;
-        uint32_t c = idx >> p->chunk_shift, st = sp__state(slot_at(p, idx));
-        bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
+        const sp__range *r = &p->ranges[range_of_index(p, idx)];
+        uint32_t st = sp__state(slot_at(p, idx));
+        bool live = p->range_count && idx >= r->first && idx - r->first < r->count;
         if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
     }
     if (!p->ordered) leased = leased_states; /* no list: the states are the leased set */

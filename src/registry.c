@@ -33,17 +33,17 @@ typedef struct sp__tag_slot {
     uint32_t tag;
 } sp__tag_slot;
 
-typedef struct sp__range {
+typedef struct sp__reg_range {
     uintptr_t lo, hi; /* [lo, hi): the members of one chunk */
     sp_pool *pool;
-} sp__range;
+} sp__reg_range;
 
 struct sp_registry {
     sp__entry *entries;
     size_t count, cap;
     sp__name_slot *names; /* 2 * cap slots */
     sp__tag_slot *tags;   /* 2 * cap slots */
-    sp__range *ranges;
+    sp__reg_range *ranges;
     size_t range_count, range_cap;
     const char *adding; /* the name of the pool sp_registry_add is building (its hooks run) */
     bool destroying;
@@ -474,7 +474,7 @@ static sp_pool *range_owner(const sp_registry *reg, const void *item) {
     uintptr_t a = (uintptr_t)item;
     size_t at = ranges_upper(reg, a);
     if (at == 0) return NULL;
-    const sp__range *r = &reg->ranges[at - 1u];
+    const sp__reg_range *r = &reg->ranges[at - 1u];
     return a < r->hi ? r->pool : NULL;
 }
 
