@@ -3,8 +3,10 @@
    VirtualAlloc/VirtualFree, and the fallback for platforms without virtual memory, where
    every reservation fails and pools grow in geometric ranges instead. Then the resolution of
    an sp_allocator into the functions a pool uses, and the white-box failure switches. */
+/* MAP_ANONYMOUS, MAP_NORESERVE and madvise are not POSIX-strict: ask glibc and the BSDs for them
+   under -std=c11 (a feature-test macro is reserved for exactly this use). */
 #if !defined(_WIN32) && !defined(_DEFAULT_SOURCE)
-#  define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, madvise under -std=c11 */
+#  define _DEFAULT_SOURCE /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #endif
 #include "sp_os.h"
 

@@ -335,6 +335,27 @@ static void alloc_without_free_is_refused(void **state) {
     assert_non_null(sp__allocator_vm(&a, &vm));
 }
 
+static void a_registry_refuses_some_but_not_all_four(void **state) {
+    (void)state;
+    test_log tl = {0};
+    sp_registry_desc d = {0};
+    d.logger = test_log_make(&tl);
+    d.allocator.reserve = custom_reserve;
+    d.allocator.release = custom_release;
+    assert_null(sp_registry_create_with(&d));
+    assert_int_equal(tl.errors, 1);
+    assert_true(test_log_last_has(&tl, "all four of reserve, commit, decommit and release"));
+
+    custom_vm counts = {0};
+    d.allocator.user = &counts;
+    d.allocator.commit = custom_commit;
+    d.allocator.decommit = custom_decommit;
+    sp_registry *reg = sp_registry_create_with(&d);
+    assert_non_null(reg);
+    assert_int_equal(tl.errors, 1);
+    sp_registry_destroy(reg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(page_size_is_a_power_of_two),
@@ -347,6 +368,7 @@ int main(void) {
         cmocka_unit_test(all_four_functions_are_the_allocators_own),
         cmocka_unit_test(some_but_not_all_four_is_refused),
         cmocka_unit_test(alloc_without_free_is_refused),
+        cmocka_unit_test(a_registry_refuses_some_but_not_all_four),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

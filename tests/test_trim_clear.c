@@ -249,7 +249,7 @@ static void check_generations_survive(int use_clear) {
     hoard h;
     memset(&h, 0, sizeof h);
     sp_desc d = {.name = "gen", .item_size = 40, .chunk_items = 4,
-                 .allocator = {hoard_alloc, hoard_free, &h}};
+                 .allocator = {.alloc = hoard_alloc, .free = hoard_free, .user = &h}};
     sp_pool *p = sp_pool_create(&d);
     for (int round = 0; round < 3; round++) {
         void *old[N];
@@ -306,7 +306,7 @@ static void exhausted_lives_stay_exhausted_across_clear_and_trim(void **state) {
         hoard h;
         memset(&h, 0, sizeof h);
         sp_desc d = {.name = "gen", .item_size = 40, .chunk_items = N,
-                     .allocator = {hoard_alloc, hoard_free, &h}};
+                     .allocator = {.alloc = hoard_alloc, .free = hoard_free, .user = &h}};
         sp_pool *p = sp_pool_create(&d);
         void *m[N];
         sp_handle old[N];

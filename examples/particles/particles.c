@@ -173,7 +173,7 @@ static int pt_sim_init(pt_sim *s, const pt_options *o) {
         .overflow = o->policy,
         .on_move = pt_on_move,
         .user = s,
-        .allocator = {pt_alloc, pt_free, &s->allocs},
+        .allocator = {.alloc = pt_alloc, .free = pt_free, .user = &s->allocs},
     });
     if (!s->sparks) return -1;
     s->allocs_after_create = s->allocs.calls;

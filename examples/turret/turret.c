@@ -142,7 +142,7 @@ static sp_desc turret_pool_desc(turret *t, size_t slots)
         .create = projectile_create,
         .on_acquire = projectile_fire,
         .user = t,
-        .allocator = {counting_alloc, counting_free, NULL},
+        .allocator = {.alloc = counting_alloc, .free = counting_free, .user = NULL},
     };
 }
 
