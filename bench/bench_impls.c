@@ -147,6 +147,26 @@ static bool checked_header_open(void **state, size_t item_size, size_t capacity)
 static bool checked_side_open(void **state, size_t item_size, size_t capacity) {
     return checked_open(state, item_size, capacity, true);
 }
+/* checked_side's own pair: the layout known at compile time, no test of which one it is. */
+static void *checked_side_acquire(void *state) {
+    checked_fl *c = state;
+    void *item = c->head;
+    if (item == NULL) return NULL;
+    c->head = *(void **)item;
+    c->side[checked_index(c, item)] = CHECKED_LEASED;
+    return item;
+}
+static void checked_side_release(void *state, void *item) {
+    checked_fl *c = state;
+    size_t i = checked_index(c, item);
+    if (i >= c->count || c->side[i] != CHECKED_LEASED) { /* foreign, interior, or a double release */
+        c->refused++;
+        return;
+    }
+    c->side[i] = CHECKED_FREE;
+    *(void **)item = c->head;
+    c->head = item;
+}
 static void checked_close(void *state) {
     checked_fl *c = state;
     if (c->refused) fprintf(stderr, "spbench: checked free list refused %zu releases\n", c->refused);
@@ -180,11 +200,11 @@ static void checked_release(void *state, void *item) {
    ------------------------------------------------------------------------------------------ */
 
 static bool sp_open_policy(void **state, size_t item_size, size_t capacity, sp_overflow policy) {
-    /* A game sizes the pool for its peak and builds it at load. */
+    /* The pool as users create it (issue 10): nothing built up front, grown by acquisition
+       (the first, untimed segment grows it); max only bounds it. */
     sp_pool *pool = sp_pool_create(&(sp_desc){
         .name = "bench",
         .item_size = item_size,
-        .initial = capacity,
         .max = capacity,
         .overflow = policy,
     });
@@ -370,7 +390,7 @@ static const bench_impl impl_freelist = {"freelist", fl_open, fl_close, fl_acqui
 static const bench_impl impl_checked_header = {"checked_header", checked_header_open, checked_close,
                                                checked_acquire, checked_release, NULL};
 static const bench_impl impl_checked_side = {"checked_side", checked_side_open, checked_close,
-                                             checked_acquire, checked_release, NULL};
+                                             checked_side_acquire, checked_side_release, NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
                                       boost_release, NULL};
 static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,

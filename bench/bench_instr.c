@@ -2,157 +2,251 @@
 /*
     bench_instr.c -- spinstr, the fast paths in a loop for valgrind --tool=callgrind.
 
-        valgrind --tool=callgrind --instr-atstart=no spinstr pair|handles|resolve|reclaim|floor K
-        valgrind --tool=callgrind --instr-atstart=no [--cache-sim=yes] spinstr churn|churn1k K
+        spinstr lifo|churn|pair IMPL K [N]     acquire+release pairs of one implementation
+        spinstr resolve|handles|reclaim K      spawnpool's other fast paths
 
-    Setup runs uninstrumented; CALLGRIND_START_INSTRUMENTATION / STOP bracket exactly K
-    operations, so callgrind's total divided by K is instructions per operation. Instruction
-    counts repeat exactly from run to run, which is why regressions are judged by them rather
-    than by nanoseconds. bench/instr.sh runs each mode twice: once counting only inside the
-    library's functions (--toggle-collect), once counting the whole loop body.
+    IMPL: spawnpool (the default pool, created the way users create it: initial = 0, grown by
+    acquisition, 64-byte members, memory order, no hooks), spawnpool_ordered (the same in
+    acquisition order), spawnpool_presized (initial = max = N: every member built at creation),
+    checked_side and freelist (bench_impls.c's checked and bare free lists, the same code
+    spbench times).
+    lifo: bursts of N (default 1000) acquisitions released newest first, as spbench's lifo
+    workload; churn: N live (default 1000), release a random one and acquire its replacement;
+    pair: acquire one member and release it at once, with 500 of 1000 leased (the 0.2 rows).
+    Every pair goes through the implementation's bench_impl function pointers, the same call
+    for all of them.
+
+    Setup runs uninstrumented. Then CALLGRIND_START_INSTRUMENTATION, a warm-up as long as the
+    measurement (churn: at least N ops; so that --cache-sim=yes starts from caches in their steady state, not cold
+    ones), CALLGRIND_ZERO_STATS, exactly the ops measured, CALLGRIND_STOP_INSTRUMENTATION.
+    Callgrind's totals divided by the op count (printed on stdout: K rounded up to whole
+    bursts for lifo) are events per operation; they repeat exactly from run to run.
+    bench/instr.sh runs each mode with --toggle-collect on the implementation's two functions
+    (what the library itself executes) and once over the whole loop.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <valgrind/callgrind.h>
 
-#include "spawnpool.h"
+#include "bench.h"
 
-enum { LIVE = 1000 };
+enum { ITEM_SIZE = 64, LIVE = 1000 };
 
 static volatile uintptr_t instr_sink;
 
-/* The floor, kept out of line so callgrind can attribute it like a library call. */
-typedef struct instr_node {
-    struct instr_node *next;
-    char payload[56];
-} instr_node;
+/* ---------------------------------------------------------------------------------------------
+   spawnpool configurations: sp_acquire / sp_release behind the bench_impl calls (each wrapper
+   is a tail jump, so --toggle-collect=sp_acquire counts the library alone).
+   ------------------------------------------------------------------------------------------ */
 
-static instr_node *instr_fl_head;
+static void *instr_sp_acquire(void *state) { return sp_acquire(state); }
+static void instr_sp_release(void *state, void *item) { (void)sp_release(state, item); }
+static void instr_sp_close(void *state) { sp_pool_destroy(state); }
 
-__attribute__((noinline)) void *instr_fl_acquire(void);
-__attribute__((noinline)) void instr_fl_release(void *item);
-
-__attribute__((noinline)) void *instr_fl_acquire(void) {
-    instr_node *n = instr_fl_head;
-    if (n != NULL) instr_fl_head = n->next;
-    return n;
-}
-
-__attribute__((noinline)) void instr_fl_release(void *item) {
-    instr_node *n = item;
-    n->next = instr_fl_head;
-    instr_fl_head = n;
-}
-
-static sp_pool *make_pool(sp_overflow policy) {
-    sp_pool *pool = sp_pool_create(&(sp_desc){.name = "instr", .item_size = 64, .initial = LIVE,
-                                              .max = LIVE, .overflow = policy});
+static bool instr_sp_open(void **state, const sp_desc *desc) {
+    sp_pool *pool = sp_pool_create(desc);
     if (pool == NULL) {
         fprintf(stderr, "spinstr: sp_pool_create failed\n");
-        exit(1);
+        return false;
     }
-    return pool;
+    *state = pool;
+    return true;
+}
+static bool instr_default_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    return instr_sp_open(state, &(sp_desc){.name = "instr", .item_size = item_size});
+}
+static bool instr_ordered_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    return instr_sp_open(state, &(sp_desc){.name = "instr", .item_size = item_size,
+                                           .order = SP_ORDER_ACQUISITION});
+}
+static bool instr_presized_open(void **state, size_t item_size, size_t capacity) {
+    return instr_sp_open(state, &(sp_desc){.name = "instr", .item_size = item_size,
+                                           .initial = capacity, .max = capacity});
 }
 
-int main(int argc, char **argv) {
-    if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: spinstr pair|handles|resolve|reclaim|floor K\n"
-                        "       spinstr churn|churn_floor|churn1k|churn_floor1k K [log2 live]\n");
-        return 2;
+static const bench_impl instr_impls[] = {
+    {"spawnpool", instr_default_open, instr_sp_close, instr_sp_acquire, instr_sp_release, NULL},
+    {"spawnpool_ordered", instr_ordered_open, instr_sp_close, instr_sp_acquire, instr_sp_release,
+     NULL},
+    {"spawnpool_presized", instr_presized_open, instr_sp_close, instr_sp_acquire,
+     instr_sp_release, NULL},
+};
+
+static const bench_impl *find_impl(const char *name) {
+    for (size_t i = 0; i < sizeof instr_impls / sizeof instr_impls[0]; i++)
+        if (strcmp(instr_impls[i].name, name) == 0) return &instr_impls[i];
+    if (strcmp(name, "checked_side") == 0 || strcmp(name, "freelist") == 0)
+        return bench_impl_find(name);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Workloads
+   ------------------------------------------------------------------------------------------ */
+
+static uint64_t xorshift(uint64_t *x) {
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    return *x;
+}
+
+/* ops random pairs over the n live members: release live[j], acquire its replacement. */
+static void churn_ops(const bench_impl *impl, void *state, void **live, size_t n, size_t ops,
+                      uint64_t *x) {
+    for (size_t i = 0; i < ops; i++) {
+        size_t j = (size_t)(((xorshift(x) >> 32) * (uint64_t)n) >> 32); /* uniform in [0, n) */
+        impl->release(state, live[j]);
+        live[j] = impl->acquire(state);
     }
-    const char *mode = argv[1];
-    size_t k = (size_t)strtoull(argv[2], NULL, 10);
+}
+
+/* bursts of n acquisitions, each burst released newest first. */
+static void lifo_bursts(const bench_impl *impl, void *state, void **live, size_t n,
+                        size_t bursts) {
+    for (size_t b = 0; b < bursts; b++) {
+        for (size_t i = 0; i < n; i++) live[i] = impl->acquire(state);
+        for (size_t i = n; i-- > 0;) impl->release(state, live[i]);
+    }
+}
+
+static void pair_ops(const bench_impl *impl, void *state, size_t ops) {
+    for (size_t i = 0; i < ops; i++) impl->release(state, impl->acquire(state));
+}
+
+/* The pair workloads: returns the number of pairs measured, 0 on failure. */
+static size_t run_pairs(const char *workload, const bench_impl *impl, size_t k, size_t n) {
+    bool lifo = strcmp(workload, "lifo") == 0, churn = strcmp(workload, "churn") == 0;
+    if (!lifo && !churn && strcmp(workload, "pair") != 0) return 0;
+    if (!lifo && !churn) n = LIVE;
+    void *state = NULL;
+    void **live = calloc(n, sizeof *live);
+    if (live == NULL || !impl->open(&state, ITEM_SIZE, n)) {
+        free(live);
+        return 0;
+    }
+    uint64_t x = 88172645463325252u;
+    size_t measured = k;
+    /* Setup: every member the workload needs built (a grown pool grows here, not measured). */
+    for (size_t i = 0; i < n; i++) live[i] = impl->acquire(state);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) ok &= live[i] != NULL;
+    if (!ok) fprintf(stderr, "spinstr: %s could not hold %zu members\n", impl->name, n);
+    if (lifo) {
+        for (size_t i = n; i-- > 0;) impl->release(state, live[i]);
+        size_t bursts = (k + n - 1) / n;
+        measured = bursts * n;
+        CALLGRIND_START_INSTRUMENTATION;
+        lifo_bursts(impl, state, live, n, bursts);
+        CALLGRIND_ZERO_STATS;
+        lifo_bursts(impl, state, live, n, bursts);
+        CALLGRIND_STOP_INSTRUMENTATION;
+    } else if (churn) {
+        /* At 1M live the last-level cache needs about a million ops to reach its steady state. */
+        CALLGRIND_START_INSTRUMENTATION;
+        churn_ops(impl, state, live, n, k > n ? k : n, &x);
+        CALLGRIND_ZERO_STATS;
+        churn_ops(impl, state, live, n, k, &x);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        for (size_t i = 0; i < n; i++) impl->release(state, live[i]);
+    } else {
+        /* Half the members leased: the pair runs in a pool neither empty nor full. */
+        for (size_t i = n / 2; i < n; i++) impl->release(state, live[i]);
+        CALLGRIND_START_INSTRUMENTATION;
+        pair_ops(impl, state, k);
+        CALLGRIND_ZERO_STATS;
+        pair_ops(impl, state, k);
+        CALLGRIND_STOP_INSTRUMENTATION;
+        for (size_t i = 0; i < n / 2; i++) impl->release(state, live[i]);
+    }
+    impl->close(state);
+    free(live);
+    return ok ? measured : 0;
+}
+
+/* resolve, handles, reclaim: the default pool (reclaim: a RECLAIM pool of max 1000, grown by
+   acquisition), 1000 members built; returns the ops measured, 0 on failure. */
+static size_t run_spawnpool(const char *mode, size_t k) {
+    bool reclaim = strcmp(mode, "reclaim") == 0;
+    sp_pool *pool = sp_pool_create(&(sp_desc){.name = "instr", .item_size = ITEM_SIZE,
+                                              .max = reclaim ? LIVE : 0,
+                                              .overflow = reclaim ? SP_OVERFLOW_RECLAIM
+                                                                  : SP_OVERFLOW_DROP});
+    if (pool == NULL) return 0;
     uintptr_t acc = 0;
-    if (strcmp(mode, "pair") == 0 || strcmp(mode, "handles") == 0) {
-        bool handles = mode[0] == 'h';
-        sp_pool *pool = make_pool(SP_OVERFLOW_DROP);
-        /* Half the pool leased, so the pair runs in a pool that is neither empty nor full. */
+    if (strcmp(mode, "resolve") == 0) {
+        static sp_handle ids[LIVE];
+        for (size_t i = 0; i < LIVE; i++) ids[i] = sp_handle_of(pool, sp_acquire(pool));
+        for (size_t i = 0; i < LIVE; i += 8) sp_release(pool, sp_resolve(pool, ids[i])); /* stale */
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t r = 0; r < 2; r++) {
+            if (r == 1) CALLGRIND_ZERO_STATS;
+            for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_resolve(pool, ids[i % LIVE]);
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+    } else if (strcmp(mode, "handles") == 0) {
+        for (size_t i = 0; i < LIVE; i++) (void)sp_acquire(pool);
+        sp_release_all(pool);
         for (size_t i = 0; i < LIVE / 2; i++) (void)sp_acquire(pool);
         CALLGRIND_START_INSTRUMENTATION;
-        for (size_t i = 0; i < k; i++) {
-            sp_handle h = {0};
-            void *p = handles ? sp_acquire_handle(pool, NULL, &h) : sp_acquire(pool);
-            acc += (uintptr_t)h.id;
-            sp_release(pool, p);
-        }
-        CALLGRIND_STOP_INSTRUMENTATION;
-        sp_release_all(pool);
-        sp_pool_destroy(pool);
-    } else if (strcmp(mode, "resolve") == 0) {
-        sp_pool *pool = make_pool(SP_OVERFLOW_DROP);
-        sp_handle ids[LIVE];
-        for (size_t i = 0; i < LIVE; i++) ids[i] = sp_handle_of(pool, sp_acquire(pool));
-        for (size_t i = 0; i < LIVE; i += 8) sp_release(pool, sp_resolve(pool, ids[i]));
-        CALLGRIND_START_INSTRUMENTATION;
-        for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_resolve(pool, ids[i % LIVE]);
-        CALLGRIND_STOP_INSTRUMENTATION;
-        sp_release_all(pool);
-        sp_pool_destroy(pool);
-    } else if (strcmp(mode, "reclaim") == 0) {
-        sp_pool *pool = make_pool(SP_OVERFLOW_RECLAIM);
-        for (size_t i = 0; i < LIVE; i++) (void)sp_acquire(pool);
-        CALLGRIND_START_INSTRUMENTATION;
-        for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_acquire(pool);
-        CALLGRIND_STOP_INSTRUMENTATION;
-        sp_release_all(pool);
-        sp_pool_destroy(pool);
-    } else if (strcmp(mode, "floor") == 0) {
-        instr_node *nodes = calloc(LIVE, sizeof *nodes);
-        if (nodes == NULL) return 1;
-        for (size_t i = 0; i < LIVE; i++) instr_fl_release(&nodes[i]);
-        for (size_t i = 0; i < LIVE / 2; i++) (void)instr_fl_acquire();
-        CALLGRIND_START_INSTRUMENTATION;
-        for (size_t i = 0; i < k; i++) {
-            void *p = instr_fl_acquire();
-            instr_fl_release(p);
-        }
-        CALLGRIND_STOP_INSTRUMENTATION;
-        free(nodes);
-    } else if (strncmp(mode, "churn", 5) == 0) {
-        /* Random churn: release a random live member, acquire a replacement. A random release
-           is what LIFO pairs never show (the member is rarely in the last chunk used); at 1M,
-           with --cache-sim=yes, it also shows which cache lines a pair touches.
-           churn / churn_floor: 1M live; churn1k / churn_floor1k: 1024 live. */
-        bool floor = strstr(mode, "floor") != NULL;
-        size_t n = strstr(mode, "1k") ? 1024u : (size_t)1 << 20;
-        if (argc == 4) n = (size_t)1 << (strtoul(argv[3], NULL, 10) & 31u); /* log2 live */
-        void **live = calloc(n, sizeof *live);
-        instr_node *nodes = floor ? calloc(n, sizeof *nodes) : NULL;
-        sp_pool *pool = NULL;
-        if (live == NULL || (floor && nodes == NULL)) return 1;
-        if (floor) {
-            for (size_t i = 0; i < n; i++) instr_fl_release(&nodes[i]);
-        } else {
-            pool = sp_pool_create(&(sp_desc){.name = "churn", .item_size = 64, .initial = n,
-                                             .max = n});
-            if (pool == NULL) return 1;
-        }
-        for (size_t i = 0; i < n; i++) live[i] = floor ? instr_fl_acquire() : sp_acquire(pool);
-        uint64_t x = 88172645463325252u;
-        CALLGRIND_START_INSTRUMENTATION;
-        for (size_t i = 0; i < k; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            size_t j = (size_t)(x & (n - 1));
-            if (floor) {
-                instr_fl_release(live[j]);
-                live[j] = instr_fl_acquire();
-            } else {
-                sp_release(pool, live[j]);
-                live[j] = sp_acquire(pool);
+        for (size_t r = 0; r < 2; r++) {
+            if (r == 1) CALLGRIND_ZERO_STATS;
+            for (size_t i = 0; i < k; i++) {
+                sp_handle h = {0};
+                void *p = sp_acquire_handle(pool, NULL, &h);
+                acc += (uintptr_t)h.id;
+                sp_release(pool, p);
             }
         }
         CALLGRIND_STOP_INSTRUMENTATION;
-        if (pool != NULL) {
-            sp_release_all(pool);
-            sp_pool_destroy(pool);
+    } else if (reclaim) {
+        for (size_t i = 0; i < LIVE; i++) (void)sp_acquire(pool); /* saturated */
+        CALLGRIND_START_INSTRUMENTATION;
+        for (size_t r = 0; r < 2; r++) {
+            if (r == 1) CALLGRIND_ZERO_STATS;
+            for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_acquire(pool);
         }
-        free(nodes);
-        free(live);
+        CALLGRIND_STOP_INSTRUMENTATION;
     } else {
-        fprintf(stderr, "spinstr: unknown mode %s\n", mode);
+        sp_pool_destroy(pool);
+        return 0;
+    }
+    sp_release_all(pool);
+    sp_pool_destroy(pool);
+    instr_sink = acc;
+    return k;
+}
+
+int main(int argc, char **argv) {
+    static const char usage[] =
+        "usage: spinstr lifo|churn|pair IMPL K [N]\n"
+        "       spinstr resolve|handles|reclaim K\n"
+        "IMPL: spawnpool spawnpool_ordered spawnpool_presized checked_side freelist\n";
+    if (argc < 3) {
+        fputs(usage, stderr);
         return 2;
     }
-    instr_sink = acc;
+    const char *mode = argv[1];
+    size_t measured = 0;
+    if (strcmp(mode, "resolve") == 0 || strcmp(mode, "handles") == 0 ||
+        strcmp(mode, "reclaim") == 0) {
+        size_t k = (size_t)strtoull(argv[2], NULL, 10);
+        measured = k ? run_spawnpool(mode, k) : 0;
+    } else {
+        const bench_impl *impl = find_impl(argv[2]);
+        size_t k = argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 0;
+        size_t n = argc > 4 ? (size_t)strtoull(argv[4], NULL, 10) : LIVE;
+        if (impl == NULL || k == 0 || n == 0 || n > ((size_t)1 << 32)) {
+            fputs(usage, stderr);
+            return 2;
+        }
+        measured = run_pairs(mode, impl, k, n);
+    }
+    if (measured == 0) {
+        fprintf(stderr, "spinstr: %s failed\n", mode);
+        return 1;
+    }
+    printf("%zu\n", measured); /* the op count instr.sh divides by */
     return 0;
 }

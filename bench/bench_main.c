@@ -408,8 +408,8 @@ static void run_reclaim(size_t n, size_t item_size) {
     sp_pool *pool = NULL;
     bool failed = false;
     if (run_sp) {
-        pool = sp_pool_create(&(sp_desc){.name = "reclaim", .item_size = item_size,
-                                         .initial = n, .max = n,
+        /* Grown by acquisition (initial 0), as users create pools. */
+        pool = sp_pool_create(&(sp_desc){.name = "reclaim", .item_size = item_size, .max = n,
                                          .overflow = SP_OVERFLOW_RECLAIM});
         if (pool == NULL) run_sp = false;
         for (size_t i = 0; run_sp && i < n; i++)
@@ -524,7 +524,7 @@ static void run_resolve(size_t n, size_t item_size) {
         r2[k].samples = xcalloc(params.repeats, sizeof(double));
         if (k == 0) {
             sp_pool *pool = sp_pool_create(&(sp_desc){.name = "resolve", .item_size = item_size,
-                                                      .initial = m, .max = m});
+                                                      .max = m}); /* grown, as users do */
             if (pool == NULL) continue;
             void **items = xcalloc(m, sizeof(void *));
             for (size_t i = 0; i < m; i++) {
