@@ -122,8 +122,15 @@
 
     MEMORY
     ======
-    Memory is reserved a chunk (`chunk_items` members) at a time through `allocator` (default:
-    the C library) and returned by sp_trim / sp_clear / sp_pool_destroy. With `buffer` set, the
+    A pool reserves address space for its largest size (`max` members, or 2^24 when max is 0;
+    at most 64 GiB) and commits it as it grows, `chunk_items` members first, so that its
+    members lie in one range and never move (stats.bytes counts committed memory,
+    stats.bytes_reserved the address space, which costs none). sp_trim decommits the pages above
+    the highest built member. Where nothing can be reserved (an `allocator` with alloc/free
+    only, WebAssembly, SP_NO_VIRTUAL_MEMORY, ulimit -v; one info line when a reservation fails)
+    and past the reservation (GROW), the pool allocates ranges from `allocator` (default: the C
+    library), `chunk_items` members first and each twice the previous; sp_trim / sp_clear give
+    back those without a built member. With `buffer` set, the
     pool and everything it keeps live in that buffer and the allocator is never called;
     sp_buffer_size() says how many bytes a given number of members needs.
 
@@ -317,7 +324,8 @@ typedef struct sp_desc {
                                (=ACQUISITION under RECLAIM, MEMORY otherwise: NOT the order of
                                acquisition unless you ask for it; see ORDER OF THE LEASED
                                MEMBERS) */
-    size_t chunk_items;     /* members reserved per allocation (=max(256, initial), at most max) */
+    size_t chunk_items;     /* first commit, or the fallback's first range (=max(256, initial),
+                               at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
     sp_release_fn on_release; /* every release path */
