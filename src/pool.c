@@ -268,6 +268,9 @@ static double run_priority(sp_pool *p, uint32_t idx) {
 static void routes_update(sp_pool *p) {
     bool divert = p->scoring > 0 || p->tearing_down;
     p->plain_release = !p->ordered && !p->on_release && !divert;
+    p->plain_acquire = !p->ordered && !p->on_acquire && p->live_ranges <= 1u;
+    p->plain_below = p->plain_acquire ? SP__NIL : 0u;
+    p->top_plain = p->plain_release ? p->top_count : 0u;
     p->release_slow = p->on_release != NULL || divert;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
 }
@@ -305,6 +308,7 @@ static void ranges_index(sp_pool *p) {
     p->top_items = top == SP__NIL ? 0u : (uintptr_t)p->ranges[top].items;
     p->top_count = top == SP__NIL ? 0u : p->ranges[top].count;
     p->top_first = top == SP__NIL ? 0u : p->ranges[top].first;
+    routes_update(p); /* the plain routes depend on the top range */
 }
 
 /* Rebuilds the unbuilt list from the slot states, lowest slots first. */
@@ -767,7 +771,6 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->overflow = d->overflow;
     p->ordered = l->ordered;
     p->slot_size = (uint32_t)(l->ordered ? sizeof(sp__oslot) : sizeof(sp__slot));
-    p->plain_acquire = !p->ordered && !d->on_acquire;
     p->create = d->create;
     p->on_acquire = d->on_acquire;
     p->on_release = d->on_release;
@@ -1431,13 +1434,29 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
     return acquire_slow(p, arg, force);
 }
 
+/* A free member of a pool that is not plain, or no free member: out of line. */
+static SP__NOINLINE void *acquire_other(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return acquire_empty(p, arg, force);
+    return acquire_listed(p, idx, arg);
+}
+
 static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
-    if (SP__UNLIKELY(idx == SP__NIL)) return acquire_empty(p, arg, force);
-    if (SP__UNLIKELY(!p->plain_acquire)) return acquire_listed(p, idx, arg);
+    if (SP__UNLIKELY(idx >= p->plain_below)) return acquire_other(p, arg, force);
     sp__slot *s = plain_slot_at(p, idx);
     p->free_head = s->next;
-    return lease(p, idx, s, arg);
+    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
+    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
+    p->acquired++;
+    /* plain: one live range, which holds every built member */
+    void *item = (void *)(p->top_items + (uintptr_t)(idx - p->top_first) * p->stride);
+    DBG_LEASING(p, idx, item);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
+    (void)arg;
+    return item;
 }
 
 /* NULL for a NULL pool, with its line. */
@@ -1581,12 +1600,21 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
    word would carry out); anything else goes to release_general. `plain` (a constant where this
    is inlined) says a plain pool: memory order, 8-byte slots, no on_release. Otherwise the pool
    has a lease list to unlink from, or an on_release hook. */
+/* "Leased, not busy, not at its last life" in one compare: rotating word ^ LEASED right by 3
+   puts the state and BUSY bits (zero exactly when leased and not busy) on top and the life below
+   them, so the result is below 2^29 - 2 exactly when both hold and the life is not all ones
+   (SP__LIFE_MAX). RELEASING, now bit 0, is only ever set with BUSY. */
+static inline bool releasable(uint32_t word) {
+    uint32_t t = word ^ SP__LEASED;
+    t = (t >> 3) | (t << 29);
+    return t < (1u << 29) - 2u;
+}
+
 static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item, bool plain) {
     const uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
     sp__slot *s = plain ? plain_slot_at(pool, idx) : slot_at(pool, idx);
     uint32_t word = s->word;
-    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || word + step < step ||
-                     (!plain && pool->release_slow)))
+    if (SP__UNLIKELY(!releasable(word) || (!plain && pool->release_slow)))
         return release_general(pool, idx, item);
     if (!plain) lease_unlink(pool, idx, s); /* not plain, not release_slow: ordered */
     pool->leased--;
@@ -1594,28 +1622,6 @@ static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item
     free_push(pool, idx, s);
     DBG_FREED(pool, idx, item);
     return SP_OK;
-}
-
-static SP__NOINLINE sp_result release_listed(sp_pool *pool, uint32_t idx, void *item) {
-    return release_hookless(pool, idx, item, false);
-}
-
-static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
-    /* The free list hands this member out next: start fetching its line for the caller's
-       writes now, in parallel with the slot's. */
-    SP__PREFETCH_W(item);
-    if (SP__UNLIKELY(!pool->plain_release)) return release_listed(pool, idx, item);
-    return release_hookless(pool, idx, item, true);
-}
-
-/* A member outside the top range (a fallback pool's smaller ranges): the binary search, then
-   the same plain path. Out of line and reached by a tail call, so that sp_release itself stays
-   call-free. */
-static SP__NOINLINE sp_result release_searched(sp_pool *pool, void *item) {
-    if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
-    uint32_t idx = pool->live_ranges > 1u ? index_searched(pool, (uintptr_t)item) : SP__NIL;
-    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
-    return release_found(pool, idx, item);
 }
 
 /* A NULL pool given a member. (Any call here costs the acquisition-order release path two
@@ -1626,13 +1632,30 @@ static SP__NOINLINE sp_result release_null(const void *item) {
     return SP_ERR_INVALID;
 }
 
-sp_result sp_release(sp_pool *pool, void *item) {
+/* Every release that is not a plain pool's member of the top range: a pool with a lease list or
+   on_release (top_plain is 0 for those), a fallback pool's smaller ranges, refusals. Out of line
+   and reached by a tail call, so that sp_release itself stays call-free. */
+static SP__NOINLINE sp_result release_other(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return release_null(item);
-    /* index_of without its SP__NIL answer: a hit goes straight to release_found. The check is
-       exact (item is the start of member q), so NULL never passes it. */
+    if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
+    uint32_t idx = index_of(pool, item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
+    /* The free list hands this member out next: start fetching its line for the caller's
+       writes now, in parallel with the slot's. */
+    SP__PREFETCH_W(item);
+    if (!pool->plain_release) return release_hookless(pool, idx, item, false);
+    return release_hookless(pool, idx, item, true);
+}
+
+sp_result sp_release(sp_pool *pool, void *item) {
+    if (SP__UNLIKELY(!pool)) return release_other(pool, item); /* same arguments: no moves */
+    /* index_of without its SP__NIL answer, against top_plain: a hit is a plain pool's member of
+       the top range and goes straight to the plain path. The check is exact (item is the start
+       of member q), so NULL never passes it. */
     uint64_t q = member_number(pool, pool->top_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->top_count)) return release_searched(pool, item);
-    return release_found(pool, pool->top_first + (uint32_t)q, item);
+    if (SP__UNLIKELY(q >= pool->top_plain)) return release_other(pool, item);
+    SP__PREFETCH_W(item); /* see release_other */
+    return release_hookless(pool, pool->top_first + (uint32_t)q, item, true);
 }
 
 sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {

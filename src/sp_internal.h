@@ -101,7 +101,10 @@ struct sp_pool {
     uint32_t free_head;
     uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
-    bool plain_acquire;  /* no lease list, no on_acquire: an acquisition is a pop and a count */
+    bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
+                            pop, a count and the member's place in the top range */
+    uint32_t plain_below; /* SP__NIL when plain_acquire, else 0: a free head below it takes
+                             the plain path (one compare for "a free member, and plain") */
     bool plain_release;  /* no lease list, no on_release */
     bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
     bool release_slow;   /* a release that is not plain takes release_general: on_release is
@@ -110,6 +113,8 @@ struct sp_pool {
        reserved range, or the fallback's largest. top_count 0: none yet. */
     uint32_t top_count, top_first; /* its recognised members and first slot index */
     uintptr_t top_items;
+    uint32_t top_plain; /* top_count when its releases may take the plain path (plain_release),
+                           else 0: sp_release's one range test then also checks the route */
     uint32_t stride_rot; /* stride = odd << stride_rot */
     uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
     size_t stride;
