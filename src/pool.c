@@ -270,6 +270,7 @@ static void routes_update(sp_pool *p) {
     p->plain_release = !p->ordered && !p->on_release && !divert;
     p->plain_acquire = !p->ordered && !p->on_acquire && p->live_ranges <= 1u;
     p->plain_below = p->plain_acquire ? SP__NIL : 0u;
+    p->resolve_below = p->live_ranges <= 1u ? p->slot_cap : 0u;
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->release_slow = p->on_release != NULL || divert;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
@@ -389,6 +390,7 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
         }
         slots_init(p, p->slot_cap, cap);
         p->slot_cap = (uint32_t)cap;
+        routes_update(p);
         return true;
     }
     unsigned char *slots = (unsigned char *)pool_alloc(p, (size_t)cap * p->slot_size, _Alignof(sp__oslot));
@@ -415,6 +417,7 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
 #endif
     p->bytes += (size_t)(cap - p->slot_cap) * slot_bytes(p->ordered);
     p->slot_cap = (uint32_t)cap;
+    routes_update(p);
     return true;
 }
 
@@ -905,6 +908,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         p = (sp_pool *)align_up(start, _Alignof(sp_pool));
         pool_setup(p, desc, &l, name);
         p->tag = sp__tag_acquire(&p->life_first);
+        p->tag_bits = (uint64_t)p->tag << SP__SLOT_BITS;
         if (p->tag == 0) {
             sp__log(p, SP__MSG_NO_TAG, sp__tags_retired());
             return NULL;
@@ -939,6 +943,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         }
         pool_setup(p, desc, &l, name);
         p->tag = sp__tag_acquire(&p->life_first);
+        p->tag_bits = (uint64_t)p->tag << SP__SLOT_BITS;
         if (p->tag == 0) {
             sp__log(p, SP__MSG_NO_TAG, sp__tags_retired());
             a.free(p, sizeof *p, a.user);
@@ -1762,24 +1767,40 @@ static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle)
     return NULL;
 }
 
-void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    if (SP__UNLIKELY(!pool)) {
+/* Every resolve that sp_resolve does not finish in line: a NULL pool, a pool of several live
+   ranges (the fallback), a handle that does not name a leased member. */
+static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
+    if (!pool) {
         null_pool("sp_resolve");
         return NULL;
     }
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap)) return resolve_refused(pool, handle);
+    if (tag != pool->tag || idx >= pool->slot_cap) return resolve_refused(pool, handle);
     /* A leased slot always lies in a live range, so the word alone decides. */
     uint32_t word = slot_at(pool, idx)->word;
-    if (SP__UNLIKELY((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED))) {
+    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED)) {
         /* A life this pool handed out and the slot has moved past: stale, the expected case,
            and silent. */
         if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
         return resolve_refused(pool, handle);
     }
     return item_at(pool, idx);
+}
+
+void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+    /* The tag and the slot index in one test: subtracting the pool's tag in place leaves the
+       low 36 bits equal to the slot index exactly when the tag is the pool's (any other tag
+       leaves 2^24 or more there). */
+    uint64_t low = (handle.id - (pool ? pool->tag_bits : 0u)) & ((UINT64_C(1) << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u);
+    if (SP__UNLIKELY(!pool || low >= pool->resolve_below)) return resolve_other(pool, handle);
+    uint32_t idx = (uint32_t)low;
+    uint32_t want = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS)) << SP__FLAG_BITS | SP__LEASED;
+    if (SP__UNLIKELY((slot_at(pool, idx)->word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != want))
+        return resolve_other(pool, handle);
+    /* one live range: it holds every leased member */
+    return (void *)(pool->top_items + (uintptr_t)(idx - pool->top_first) * pool->stride);
 }
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {

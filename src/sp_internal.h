@@ -103,6 +103,8 @@ struct sp_pool {
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
     bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
                             pop, a count and the member's place in the top range */
+    uint32_t resolve_below; /* slot_cap when one live range holds every member, else 0: a
+                               handle's slot index below it resolves in line (sp_resolve) */
     uint32_t plain_below; /* SP__NIL when plain_acquire, else 0: a free head below it takes
                              the plain path (one compare for "a free member, and plain") */
     bool plain_release;  /* no lease list, no on_release */
@@ -139,6 +141,7 @@ struct sp_pool {
     /* cold */
     uint32_t unbuilt_head;
     uint32_t tag;
+    uint64_t tag_bits; /* tag << SP__SLOT_BITS: a handle's tag in place */
     uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
     uint64_t foreign_handles, forged_handles; /* refused resolves, for rate-limited warnings */
     size_t size;     /* built members */
