@@ -495,9 +495,9 @@ static bool range_allocate(sp_pool *p, bool past_max) {
         sp__log(p, SP__MSG_NOMEM, "range of members");
         return false;
     }
-    if (p->registry && sp__registry_chunk_added(p->registry, p, (uintptr_t)mem, (uintptr_t)mem + mem_size) != SP_OK) {
+    if (p->owner && p->owner_fns->range_added(p->owner, p, (uintptr_t)mem, (uintptr_t)mem + mem_size) != SP_OK) {
         pool_free(p, mem, mem_size);
-        sp__log(p, SP__MSG_NOMEM, "registry index");
+        sp__log(p, SP__MSG_NOMEM, "its owner's index");
         return false;
     }
     sp__range *r = &p->ranges[c];
@@ -554,7 +554,7 @@ static void ranges_release_empty(sp_pool *p) {
     for (; c < p->range_count; c++) {
         sp__range *r = &p->ranges[c];
         if (!r->items || r->built != 0) continue;
-        if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)r->items);
+        if (p->owner) p->owner_fns->range_removed(p->owner, (uintptr_t)r->items);
         p->reserved -= r->count;
         p->bytes -= (size_t)r->count * p->stride;
         DBG_UNPOISON(r->items, (size_t)r->count * p->stride);
@@ -805,20 +805,21 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
 
 /* Registers the ranges the pool has so far with reg (later ones it registers as they come): the
    whole reservation of a reserved range, which its committed part grows into. */
-static bool ranges_register(sp_pool *p, sp_registry *reg) {
+static bool ranges_register(sp_pool *p, const sp__pool_owner *fns, void *owner) {
     for (uint32_t c = 0; c < p->range_count; c++) {
         const sp__range *r = &p->ranges[c];
         if (!r->items) continue;
         uintptr_t lo = (uintptr_t)r->items;
         size_t size = c == 0 && pool_reserved(p) ? p->reserved_items_size : (size_t)r->count * p->stride;
-        if (sp__registry_chunk_added(reg, p, lo, lo + size) != SP_OK) {
+        if (fns->range_added(owner, p, lo, lo + size) != SP_OK) {
             while (c-- > 0)
-                if (p->ranges[c].items) sp__registry_chunk_removed(reg, (uintptr_t)p->ranges[c].items);
-            sp__log(p, SP__MSG_NOMEM, "registry index");
+                if (p->ranges[c].items) fns->range_removed(owner, (uintptr_t)p->ranges[c].items);
+            sp__log(p, SP__MSG_NOMEM, "its owner's index");
             return false;
         }
     }
-    p->registry = reg;
+    p->owner_fns = fns;
+    p->owner = owner;
     return true;
 }
 
@@ -861,9 +862,10 @@ static bool pool_reserve(sp_pool *p, const sp_desc *d) {
     return true;
 }
 
-/* Builds the pool, in reg (NULL: none) from before its first member is built, so that create
-   hooks find their members' owner through the registry. */
-static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *reg) {
+/* Builds the pool, known to its owner (NULL: none; the registry) from before its first member is
+   built, so that create hooks find their members' owner through it. */
+static sp_pool *pool_create(const sp_desc *desc, const char *name, const sp__pool_owner *fns,
+                            void *owner) {
     sp__layout l = layout_of(desc);
     if (!l.why && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
         l.why = "GROW cannot grow a fixed buffer";
@@ -953,22 +955,23 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         p->bytes = sizeof *p;
         (void)pool_reserve(p, desc); /* else the fallback: ranges from alloc/free */
     }
-    if ((reg && !ranges_register(p, reg)) || sp_prewarm(p, desc->initial) < desc->initial) {
+    if ((owner && !ranges_register(p, fns, owner)) || sp_prewarm(p, desc->initial) < desc->initial) {
         sp_pool_destroy(p);
         return NULL;
     }
     return p;
 }
 
-sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *default_name) {
+sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
+                            const char *default_name) {
     if (!desc) {
         sp__log(NULL, SP__MSG_NULL_DESC);
         return NULL;
     }
-    return pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""), reg);
+    return pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""), fns, owner);
 }
 
-sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL); }
+sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL, NULL); }
 
 static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level);
 
@@ -1060,9 +1063,9 @@ void sp_pool_destroy(sp_pool *pool) {
     p->destroying = true;
     teardown_begin(p);
     dispose_all(p);
-    if (p->registry) {
-        sp__registry_forget(p->registry, p);
-        p->registry = NULL;
+    if (p->owner) {
+        p->owner_fns->pool_gone(p->owner, p);
+        p->owner = NULL;
     }
     sp__tag_release(p->tag, highest_life(p));
     for (uint32_t c = 0; c < p->range_count; c++) /* the memory goes back clean */

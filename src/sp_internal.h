@@ -183,7 +183,8 @@ struct sp_pool {
     uint64_t stamp_origin; /* acquisition stamps compare as (stamp - origin): see stamps_fresh */
     bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
     size_t capacity;  /* fixed-buffer mode: members that fit */
-    sp_registry *registry;
+    const struct sp__pool_owner *owner_fns; /* the owner (the registry) and its interface, or NULL */
+    void *owner;
     char name[SP__NAME_CAP];
 };
 
@@ -272,15 +273,24 @@ bool sp__tag_is_retired(uint32_t tag);
 uint32_t sp__tags_retired(void);
 void sp__tags_reset(void);
 
-/* ---- between pool.c and registry.c ---------------------------------------------------- */
-/* Creates a pool that belongs to reg (NULL: none) from the start, so that its first ranges are
-   already in the registry's address index. */
-sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *default_name);
-/* The registry learns about a pool's range [lo, hi) / forgets it. */
-sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo, uintptr_t hi);
-void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo);
-/* A pool destroyed directly (not through the registry) leaves its registry. */
-void sp__registry_forget(sp_registry *reg, const sp_pool *pool);
+/* ---- a pool's owner ------------------------------------------------------------------
+   A pool that belongs to something (the registry) tells it about its address ranges through
+   this small interface and knows nothing else about it: registry.c uses pools, pool.c never
+   calls into the registry, so the dependency runs one way. */
+typedef struct sp__pool_owner {
+    /* The pool's range [lo, hi) exists now; SP_ERR_NOMEM refuses it (the pool then gives the
+       range back and reports an allocator failure). */
+    sp_result (*range_added)(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi);
+    /* The range starting at lo is gone. */
+    void (*range_removed)(void *owner, uintptr_t lo);
+    /* The pool is being destroyed, however that came about: it leaves its owner. */
+    void (*pool_gone)(void *owner, const sp_pool *pool);
+} sp__pool_owner;
+
+/* Creates a pool that belongs to `owner` (NULL: none) from the start, so that its first ranges
+   are already known to the owner when its create hooks run. */
+sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
+                            const char *default_name);
 /* True when item is the start of a built member of pool. O(1) expected. */
 bool sp__pool_has_member(const sp_pool *pool, const void *item);
 
