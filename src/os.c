@@ -158,8 +158,8 @@ bool sp__os_decommit(void *addr, size_t size) {
        MADV_FREE; PROT_NONE gives the commit charge back and catches stale accesses. Not mmap
        MAP_FIXED over the range: a failed MAP_FIXED may leave a hole another mapping can take. */
     int dropped = madvise(addr, size, MADV_DONTNEED);
-    int protected_ = mprotect(addr, size, PROT_NONE);
-    return dropped == 0 && protected_ == 0;
+    int closed = mprotect(addr, size, PROT_NONE);
+    return dropped == 0 && closed == 0;
 }
 
 void sp__os_release(void *addr, size_t size) { munmap(addr, size); }
