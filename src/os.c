@@ -45,9 +45,11 @@ static bool sp__os_forced_failure(atomic_long *left) {
     return n == 0;
 }
 
-/* A decommitted or released range reads as fresh memory when it comes back: whatever the pool
-   poisoned in it for ASan must not outlive it (ASan's shadow does not follow madvise, mprotect
-   or munmap). valgrind needs nothing: memcheck follows the system calls themselves. */
+/* A decommitted range reads as fresh memory when it comes back: whatever the pool poisoned in
+   it for ASan must not outlive it (ASan's shadow does not follow madvise or mprotect). valgrind
+   needs nothing: memcheck follows the system calls themselves. Not on release: unpoisoning a
+   whole 64 GiB reservation writes 8 GiB of shadow; the caller unpoisons what it poisoned (in
+   committed memory) first, as it must for a custom allocator's release anyway. */
 static void sp__os_forget_poison(void *addr, size_t size) {
 #ifdef SP__OS_ASAN
     ASAN_UNPOISON_MEMORY_REGION(addr, size);
@@ -114,7 +116,7 @@ bool sp__os_decommit(void *addr, size_t size) {
 }
 
 void sp__os_release(void *addr, size_t size) {
-    sp__os_forget_poison(addr, size);
+    (void)size;
     /* MEM_RELEASE takes the reservation's base and a size of 0: the whole reservation. */
     VirtualFree(addr, 0, MEM_RELEASE);
 }
@@ -156,14 +158,11 @@ bool sp__os_decommit(void *addr, size_t size) {
        MADV_FREE; PROT_NONE gives the commit charge back and catches stale accesses. Not mmap
        MAP_FIXED over the range: a failed MAP_FIXED may leave a hole another mapping can take. */
     int dropped = madvise(addr, size, MADV_DONTNEED);
-    int protected_ = mprotect(addr, size, PROT_NONE);
-    return dropped == 0 && protected_ == 0;
+    int closed = mprotect(addr, size, PROT_NONE);
+    return dropped == 0 && closed == 0;
 }
 
-void sp__os_release(void *addr, size_t size) {
-    sp__os_forget_poison(addr, size);
-    munmap(addr, size);
-}
+void sp__os_release(void *addr, size_t size) { munmap(addr, size); }
 
 #endif
 

@@ -41,7 +41,9 @@ bool sp__os_commit(void *addr, size_t size);
    address space stays reserved. False when the system refused (the memory then stays
    committed and readable: harmless). Sanitizer poisoning of the range is cleared. */
 bool sp__os_decommit(void *addr, size_t size);
-/* Gives the whole reservation back (addr and size as reserve returned and was asked). */
+/* Gives the whole reservation back (addr and size as reserve returned and was asked). ASan
+   poisoning is NOT cleared here (that would write an eighth of the reservation's size in
+   shadow): unpoison what you poisoned before. O(1) in the reservation's size. */
 void sp__os_release(void *addr, size_t size);
 
 /* ---- an allocator's virtual memory -------------------------------------------------------- */
