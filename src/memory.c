@@ -104,13 +104,14 @@ static bool books_commit(sp_pool *p, uint32_t cap) {
     return true;
 }
 
-/* Makes slots below `need` exist. A reserved pool commits them where they are (its slots never
-   move); the fallback grows its flat array by a sixteenth at a time, so that the slack stays
+/* Makes slots below `need` exist. A reserved pool commits them where they are, page by page (its
+   slots never move, and nothing is committed ahead of the members); the fallback grows its flat
+   array by a sixteenth at a time, so that the slack stays
    under a byte a member (copies are amortised: about 16 per slot over a pool's whole growth, on
    the growth path only). New slots start at life_first. Nothing changes when memory fails. */
 static bool slots_reserve(sp_pool *p, uint32_t need) {
     if (need <= p->slot_cap) return true;
-    uint64_t cap = (uint64_t)p->slot_cap + p->slot_cap / 16u;
+    uint64_t cap = pool_reserved(p) ? need : (uint64_t)p->slot_cap + p->slot_cap / 16u;
     if (cap < need) cap = need;
     if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
     if (pool_reserved(p)) {
@@ -159,13 +160,14 @@ static uint32_t usable_slots(const sp_pool *p, uint32_t c, uint32_t n) {
     return usable;
 }
 
-/* The reserved range grows: the next members' pages are committed (a 64th of what it has,
-   at least the first step, at most its reservation: the committed slack stays under a 64th,
-   and commits are few). False, with the pool unchanged, when the system refuses: an allocator
-   failure. */
+/* The reserved range grows: the next members' pages are committed (the first step,
+   `chunk_items`, or a 4096th of what it has when that is more; at most its reservation): the
+   committed slack stays under 16 KiB of 64-byte members up to a million members, and under
+   0.03% past that, for one commit per 256 members built (a growth path only). False, with the
+   pool unchanged, when the system refuses: an allocator failure. */
 static bool range_commit_more(sp_pool *p) {
     sp__range *r = &p->ranges[0];
-    uint64_t want = (uint64_t)r->count + (r->count / 64u > p->chunk_items ? r->count / 64u : p->chunk_items);
+    uint64_t want = (uint64_t)r->count + (r->count / 4096u > p->chunk_items ? r->count / 4096u : p->chunk_items);
     if (want > r->cap) want = r->cap;
     size_t to = round_up((size_t)want * p->stride, p->page);
     if (to > p->reserved_items_size) to = p->reserved_items_size;
