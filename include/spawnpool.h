@@ -42,8 +42,9 @@
     A recycled member keeps its contents: only hooks reset it. A hook may acquire and release
     members of any pool, its own included, except the member it is processing. Refused inside
     any hook of a pool (one line each, nothing changes): sp_pool_destroy, sp_clear and sp_trim
-    of that pool. `priority` callbacks and the callbacks of sp_each and sp_leased_each count as
-    hooks of their pool too. While sp_clear or sp_pool_destroy runs, every acquisition from that
+    of that pool. `priority` callbacks, the callbacks of sp_each and sp_leased_each, and the
+    pool's logger (while it logs one of the pool's lines) count as hooks of their pool too. The
+    allocator's functions must not call the pool they allocate for. While sp_clear or sp_pool_destroy runs, every acquisition from that
     pool is refused (NULL and a line, not a drop), so dispose cannot be handed a member that the
     teardown then destroys; releasing other members from dispose is fine (on_release runs, then
     dispose). docs/safety.md has the whole table of what each callback may do.

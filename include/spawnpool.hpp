@@ -31,8 +31,13 @@
       RECLAIM (the victim is destroyed before the new object is built in its place), clear(),
       and the pool's destruction. For a T that is not trivially destructible (std::string
       members...) the wrapper installs the C pool's on_release and dispose hooks to run ~T();
-      a trivially destructible T gets no hooks at all, so its acquire and release cost what the
-      C calls cost plus the constructor.
+      a trivially destructible T gets no release hooks, so its release costs what the C call
+      costs.
+    - The constructor runs inside the C pool's on_acquire hook (every pool<T> has it), so it
+      is a hook of the pool: it may acquire from the pool (the member it is building is busy:
+      a saturated RECLAIM pool never hands it to a second owner, the nested acquire gets
+      nullptr instead), and clear() or destruction of the pool from it are refused (see
+      docs/safety.md, "What a callback may do").
     - Memory is built once and reused, as in C: members never move, a released member's memory
       is kept for the next acquire. Only the objects' lifetimes follow acquire/release.
     - The destructor of pool<T> destroys the objects still alive (like a container, so RAII
@@ -128,6 +133,38 @@ struct slot<T, false> {
         if (!alive(item)) return;
         set_alive(item, false);
         static_cast<T *>(item)->~T();
+    }
+};
+
+/* One construction, handed to the C pool's on_acquire hook as its `arg`: the object is built
+   inside the hook, where the C pool marks the member busy, so that a constructor that acquires
+   from its own pool can never be handed (by a reclaim) the member it is constructing, and a
+   constructor that clears or destroys its pool is refused. An exception is caught in the hook
+   (it must not unwind through C) and rethrown once the acquisition has returned. */
+template <class T>
+struct build_base {
+    void (*run)(build_base *self, void *where);
+    T *object;
+#if SP__HPP_EXCEPTIONS
+    std::exception_ptr error;
+#endif
+    /* The construction the current acquisition of this thread carries: the hook compares `arg`
+       with it (never dereferences an `arg` it did not make), so an acquisition through the C
+       calls on get() with an argument of its own gets raw memory, as it always did. */
+    static build_base *&active() noexcept {
+        static thread_local build_base *current = nullptr;
+        return current;
+    }
+};
+template <class T, class Make>
+struct build_call : build_base<T> {
+    explicit build_call(Make &m) : make(m) {
+        this->run = &invoke;
+        this->object = nullptr;
+    }
+    Make &make;
+    static void invoke(build_base<T> *self, void *where) {
+        self->object = static_cast<build_call *>(self)->make(where);
     }
 };
 
@@ -233,22 +270,29 @@ public:
        RECLAIM a saturated pool destroys its victim and builds the new object there. O(1). */
     template <class... Args>
     T *acquire(Args &&...args) {
-        return build(sp_acquire_at(pool_, __FILE__, __LINE__), std::forward<Args>(args)...);
+        auto make = [&](void *where) { return construct_in(where, std::forward<Args>(args)...); };
+        detail::build_call<T, decltype(make)> call(make);
+        detail::build_base<T> *outer = begin(call);
+        return finish(sp_acquire_with_at(pool_, &call, __FILE__, __LINE__), call, outer);
     }
 
     /* acquire() that reclaims where it would drop: nullptr only on allocator failure. */
     template <class... Args>
     T *acquire_force(Args &&...args) {
-        return build(sp_acquire_force_at(pool_, nullptr, __FILE__, __LINE__),
-                     std::forward<Args>(args)...);
+        auto make = [&](void *where) { return construct_in(where, std::forward<Args>(args)...); };
+        detail::build_call<T, decltype(make)> call(make);
+        detail::build_base<T> *outer = begin(call);
+        return finish(sp_acquire_force_at(pool_, &call, __FILE__, __LINE__), call, outer);
     }
 
     /* acquire() that also sets *out to the new life's handle (the null handle on nullptr). */
     template <class... Args>
     T *acquire_handle(handle_type *out, Args &&...args) {
         sp_handle raw = sp_handle_null();
-        T *item = build(sp_acquire_handle_at(pool_, nullptr, &raw, __FILE__, __LINE__),
-                        std::forward<Args>(args)...);
+        auto make = [&](void *where) { return construct_in(where, std::forward<Args>(args)...); };
+        detail::build_call<T, decltype(make)> call(make);
+        detail::build_base<T> *outer = begin(call);
+        T *item = finish(sp_acquire_handle_at(pool_, &call, &raw, __FILE__, __LINE__), call, outer);
         if (out) *out = item ? handle_type(raw) : handle_type();
         return item;
     }
@@ -328,8 +372,26 @@ private:
         d.logger = opt.logger;
         d.buffer = opt.buffer;
         d.buffer_size = opt.buffer_size;
+        d.on_acquire = &constructing;
         set_hooks(d, std::integral_constant<bool, trivial>());
         return d;
+    }
+    /* on_acquire: builds the object the acquisition carries (see detail::build_base). An
+       acquisition through the C calls on get() carries none: no object. */
+    static void constructing(void *item, const void *arg, void * /*user*/) noexcept {
+        detail::build_base<T> *call = detail::build_base<T>::active();
+        if (!arg || arg != call) return;
+#if SP__HPP_EXCEPTIONS
+        try {
+            call->run(call, item);
+        } catch (...) {
+            call->error = std::current_exception();
+            return;
+        }
+#else
+        call->run(call, item);
+#endif
+        slot_type::set_alive(item, true);
     }
     static void set_hooks(sp_desc &, std::true_type /*trivial*/) {}
     static void set_hooks(sp_desc &d, std::false_type /*not trivial*/) {
@@ -345,22 +407,28 @@ private:
     }
 
     template <class... Args>
-    T *build(void *item, Args &&...args) {
+    static T *construct_in(void *where, Args &&...args) {
+        return detail::construct<T>(typename std::is_constructible<T, Args &&...>::type(), where,
+                                    std::forward<Args>(args)...);
+    }
+
+    /* After the acquisition: the object its hook built, or the member back and the
+       constructor's exception rethrown. */
+    static detail::build_base<T> *begin(detail::build_base<T> &call) noexcept {
+        detail::build_base<T> *outer = detail::build_base<T>::active();
+        detail::build_base<T>::active() = &call;
+        return outer;
+    }
+    T *finish(void *item, detail::build_base<T> &call, detail::build_base<T> *outer) {
+        detail::build_base<T>::active() = outer; /* (a constructor's own acquisitions nest) */
         if (!item) return nullptr;
-        T *object;
 #if SP__HPP_EXCEPTIONS
-        try {
-#endif
-            object = detail::construct<T>(typename std::is_constructible<T, Args &&...>::type(),
-                                          item, std::forward<Args>(args)...);
-#if SP__HPP_EXCEPTIONS
-        } catch (...) {
+        if (call.error) {
             sp_release_at(pool_, item, __FILE__, __LINE__); /* not alive: no ~T() */
-            throw;
+            std::rethrow_exception(call.error);
         }
 #endif
-        slot_type::set_alive(item, true);
-        return object;
+        return call.object;
     }
 
     void destroy() noexcept {

@@ -62,6 +62,9 @@
     hole at index `to` (< from); `item` is its new address. Use it to update indices you keep
     elsewhere (a spatial grid, a GPU buffer). It is not called when growth relocates the array:
     indices do not change then. The hook must not add or remove elements of the same pool.
+    sp_dense_destroy and sp_dense_clear of the same pool, from on_move or from the pool's
+    logger, are refused with one line ("... called from this pool's on_move or logger:
+    refused"). The logger may read the pool: GROW's warning is logged once the add is done.
 
     CAPACITY AND OVERFLOW
     =====================
@@ -139,7 +142,9 @@ typedef void (*sp_dense_move_fn)(void *item, size_t from, size_t to, void *user)
 typedef struct sp_dense_desc {
     const char *name;         /* for log lines; copied, at most 255 bytes (a longer name is
                                  cut and an info line says so) (="") */
-    size_t item_size;         /* bytes per element; required */
+    size_t item_size;         /* bytes per element; required. At most SIZE_MAX >> 26, as is
+                                 item_align: 2^38 with a 64-bit size_t, but only 63 bytes with a
+                                 32-bit one (WebAssembly, 32-bit ARM) */
     size_t item_align;        /* power of two (=0: natural for item_size, at most 16) */
     size_t initial;           /* places reserved at creation, growing mode (=0) */
     size_t max;               /* most live elements (=0: 2^24, or what the buffer holds) */

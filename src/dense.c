@@ -102,6 +102,8 @@ struct sp_dense {
     uint64_t created, disposed, acquired, released, reclaimed, dropped, grown_past_max;
     uint64_t foreign_handles, forged_handles; /* refused lookups, for rate-limited warnings */
     uint64_t grow_warn_at; /* next grown_past_max value that logs a warning (0: the first) */
+    int busy;              /* callbacks of this pool running (on_move, the logger): destroy and
+                              clear are refused while it is above 0 */
     char name[];         /* copied from the desc, NUL-terminated */
 };
 
@@ -123,7 +125,30 @@ static void dense_log_to(const sp_logger *logger, const char *name, sp_log_level
     else sp__default_log(level, name ? name : "", message, NULL);
 }
 
-#define dense_log(d, level, ...) dense_log_to(&(d)->logger, (d)->name, level, __VA_ARGS__)
+/* A pool's own line. Its logger is a callback of the pool, like on_move: while it runs the pool
+   is busy, so that destroying or clearing it from there is refused. Pools are never const
+   objects, only const views of them. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void dense_log(const sp_dense *d, sp_log_level level, const char *fmt, ...) {
+    char message[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    sp_dense *w = (sp_dense *)(uintptr_t)d;
+    w->busy++;
+    dense_log_to(&d->logger, d->name, level, "%s", message);
+    w->busy--;
+}
+
+/* One line for destroy or clear called from one of the pool's callbacks; true when refused. */
+static bool dense_refused_busy(sp_dense *d, const char *call) {
+    if (d->busy == 0) return false;
+    dense_log(d, SP_LOG_WARN, "%s called from this pool's on_move or logger: refused", call);
+    return true;
+}
 
 /* ---------------------------------------------------------------------------------------------
    Sizes and layout
@@ -394,19 +419,22 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
     if (new_cap > d->limit) {
         size_t past = new_cap - (d->cap > d->limit ? d->cap : d->limit);
         d->grown_past_max += past;
-        /* A warning when the count of places past max reaches 1, 2, 4, 8...: growing by a small
-           chunk_items would otherwise log on nearly every add. */
-        if (d->grown_past_max >= d->grow_warn_at) {
-            dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)", d->limit,
-                      new_cap, (unsigned long long)d->grown_past_max);
-            while (d->grow_warn_at <= d->grown_past_max) d->grow_warn_at = d->grow_warn_at ? d->grow_warn_at * 2u : 1u;
-        }
     }
     d->items = block;
     d->back = back;
     d->items_bytes = bytes;
     d->cap = new_cap;
     return true;
+}
+
+/* GROW's warning, when the count of places past max reaches 1, 2, 4, 8... (growing by a small
+   chunk_items would otherwise log on nearly every add). Logged once the operation that grew is
+   complete, so that the logger sees a whole pool. */
+static void dense_grow_warn(sp_dense *d) {
+    if (d->grown_past_max == 0 || d->grown_past_max < d->grow_warn_at) return;
+    while (d->grow_warn_at <= d->grown_past_max) d->grow_warn_at = d->grow_warn_at ? d->grow_warn_at * 2u : 1u;
+    dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)", d->limit,
+              d->cap, (unsigned long long)d->grown_past_max);
 }
 
 /* The next capacity when an add finds the array full, within the ceiling the policy allows. */
@@ -558,7 +586,7 @@ static uint32_t dense_highest_life(const sp_dense *d) {
 }
 
 void sp_dense_destroy(sp_dense *d) {
-    if (!d) return;
+    if (!d || dense_refused_busy(d, "sp_dense_destroy")) return;
     sp__tag_release(d->tag, dense_highest_life(d));
     if (d->fixed) return;
     sp_allocator a = d->allocator;
@@ -572,6 +600,7 @@ size_t sp_dense_clear(sp_dense *d) {
         dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_clear: pool is NULL");
         return 0;
     }
+    if (dense_refused_busy(d, "sp_dense_clear")) return 0;
     size_t n = d->count;
     for (size_t i = 0; i < n; i++) dense_slot_end_life(d, d->back[i]);
     d->oldest = d->newest = SP_DENSE_NONE;
@@ -587,7 +616,7 @@ size_t sp_dense_reserve(sp_dense *d, size_t n) {
     }
     size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? SP_DENSE_MAX_ITEMS : d->limit;
     if (n > ceiling) n = ceiling;
-    if (n > d->cap && !d->fixed) dense_grow(d, n);
+    if (n > d->cap && !d->fixed && dense_grow(d, n)) dense_grow_warn(d);
     return d->cap;
 }
 
@@ -604,6 +633,7 @@ static void dense_fill(sp_dense *d, size_t index, const void *init) {
 }
 
 static void dense_erase(sp_dense *d, size_t index);
+static void *dense_place(sp_dense *d, const void *init, uint32_t *slot_out);
 
 /* True when no slot can be had for a new element: every slot of a table that cannot grow (fixed
    mode, or 2^24 slots) is live or retired. */
@@ -668,7 +698,17 @@ static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
         /* fixed mode: cap == limit, so only GROW (rejected with a buffer) could get here */
         size_t ceiling = d->count >= d->limit ? SP_DENSE_MAX_ITEMS : d->limit;
         if (d->fixed || !dense_grow(d, dense_next_cap(d, ceiling))) return NULL;
+        bool placed = dense_place(d, init, slot_out) != NULL;
+        dense_grow_warn(d); /* the add is complete: the logger sees a whole pool */
+        if (!placed) return NULL;
+        const sp_dense_slot *s = &d->slots[*slot_out]; /* (the logger may have moved it) */
+        return dense_slot_live(s) ? d->items + (size_t)s->index * d->stride : NULL;
     }
+    return dense_place(d, init, slot_out);
+}
+
+/* Places a new element at the end of an array with room for it. */
+static void *dense_place(sp_dense *d, const void *init, uint32_t *slot_out) {
     uint32_t slot;
     dense_take r = dense_slot_take(d, &slot);
     if (r != DENSE_TAKEN) {
@@ -718,7 +758,11 @@ static void dense_erase(sp_dense *d, size_t index) {
     uint32_t moved = d->back[last];
     d->back[index] = moved;
     d->slots[moved].index = (uint32_t)index;
-    if (d->on_move) d->on_move(dst, last, index, d->user);
+    if (d->on_move) {
+        d->busy++; /* destroy and clear from on_move are refused */
+        d->on_move(dst, last, index, d->user);
+        d->busy--;
+    }
 }
 
 sp_result sp_dense_remove_at(sp_dense *d, size_t index) {

@@ -71,10 +71,27 @@ static void sp__vlog_level(const sp_logger *logger, const char *name, int level,
         sp__default_log(lv, name ? name : "", line, NULL);
 }
 
+/* A pool's line. The logger is a callback of the pool like its hooks, and it runs in the middle
+   of operations (a GROW warning between building a member and handing it out, the leak line at
+   the start of sp_pool_destroy, a retirement inside a release): for as long as it runs it counts
+   as a hook (hook_depth), so that destroying, clearing or trimming the pool from it is refused
+   instead of freeing the pool under the operation. Pools are never const objects, only const
+   views of them. */
+static void sp__pool_vlog(const sp_pool *pool, int level, sp__msg msg, va_list ap) {
+    if (!pool) {
+        sp__vlog_level(NULL, "", level, msg, ap);
+        return;
+    }
+    sp_pool *p = (sp_pool *)(uintptr_t)pool;
+    p->hook_depth++;
+    sp__vlog_level(&p->logger, p->name, level, msg, ap);
+    p->hook_depth--;
+}
+
 void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...) {
     va_list ap;
     va_start(ap, msg);
-    sp__vlog_level(pool ? &pool->logger : NULL, pool ? pool->name : "", (int)level, msg, ap);
+    sp__pool_vlog(pool, (int)level, msg, ap);
     va_end(ap);
 }
 
@@ -88,7 +105,7 @@ void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...) {
 void sp__log(const sp_pool *pool, sp__msg msg, ...) {
     va_list ap;
     va_start(ap, msg);
-    sp__vlog_level(pool ? &pool->logger : NULL, pool ? pool->name : "", -1, msg, ap);
+    sp__pool_vlog(pool, -1, msg, ap);
     va_end(ap);
 }
 

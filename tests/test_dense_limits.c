@@ -19,6 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* 2^wide where size_t has 64 bits, 2^narrow where it has 32 (WebAssembly): the overflow cases
+   below need products past SIZE_MAX, which smaller numbers reach with a 32-bit size_t. */
+#define POW2(wide, narrow) ((size_t)1 << (SIZE_MAX > 0xFFFFFFFFu ? (wide) : (narrow)))
+
 int sp__dense_check(const sp_dense *d);
 void sp__dense_set_life(sp_dense *d, size_t index, uint32_t life);
 
@@ -322,10 +326,10 @@ static void growing_past_max_warns_at_powers_of_two(void **state) {
 /* sp_dense_buffer_size never wraps: any answer but 0 holds n elements of the item's size. */
 static void buffer_size_returns_0_instead_of_wrapping(void **state) {
     (void)state;
-    sp_dense_desc d = {.item_size = (size_t)1 << 40};
+    sp_dense_desc d = {.item_size = POW2(40, 20)};
     assert_int_equal(sp_dense_buffer_size(&d, (size_t)1 << 24), 0);
-    static const size_t items[] = {1, 8, 24, 4096, (size_t)1 << 20, (size_t)1 << 32, ((size_t)1 << 38) - 8,
-                                   (size_t)1 << 38, (size_t)1 << 40, SIZE_MAX >> 8, SIZE_MAX};
+    static const size_t items[] = {1, 8, 24, 4096, (size_t)1 << 20, POW2(32, 16), POW2(38, 19) - 8,
+                                   POW2(38, 19), POW2(40, 20), SIZE_MAX >> 8, SIZE_MAX};
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
         for (uint32_t shift = 0; shift <= 24; shift++) {
             for (int reclaim = 0; reclaim < 2; reclaim++) {

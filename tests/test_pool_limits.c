@@ -14,14 +14,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* 2^wide where size_t has 64 bits, 2^narrow where it has 32 (WebAssembly): the overflow cases
+   below need products past SIZE_MAX, which smaller numbers reach with a 32-bit size_t. */
+#define POW2(wide, narrow) ((size_t)1 << (SIZE_MAX > 0xFFFFFFFFu ? (wide) : (narrow)))
+
 /* 2^40-byte items times 2^24 members is 2^64 bytes: no buffer can hold it, so 0, never a wrapped
    small number. Every answer that is not 0 is at least members * item_size. */
 static void buffer_size_returns_0_instead_of_wrapping(void **state) {
     (void)state;
-    sp_desc d = {.item_size = (size_t)1 << 40};
+    sp_desc d = {.item_size = POW2(40, 20)};
     assert_int_equal(sp_buffer_size(&d, (size_t)1 << 24), 0);
-    static const size_t items[] = {1, 8, 24, 4096, (size_t)1 << 20, (size_t)1 << 32, (size_t)1 << 40,
-                                   ((size_t)1 << 44) + 8, SIZE_MAX >> 9, SIZE_MAX >> 8};
+    static const size_t items[] = {1, 8, 24, 4096, (size_t)1 << 20, POW2(32, 16), POW2(40, 20),
+                                   POW2(44, 22) + 8, SIZE_MAX >> 9, SIZE_MAX >> 8};
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
         for (uint32_t shift = 0; shift <= 24; shift++) {
             sp_desc di = {.item_size = items[i]};
@@ -58,10 +62,10 @@ static void create_names_the_field_at_fault(void **state) {
         {{.item_size = 8, .initial = SIZE_MAX}, "initial is larger than 16777216"},
         {{.item_size = 8, .initial = 10, .max = 5}, "initial is larger than max"},
         {{.item_size = 8, .chunk_items = ((size_t)1 << 24) + 1}, "chunk_items is larger than 16777216"},
-        {{.item_size = (size_t)1 << 50, .chunk_items = (size_t)1 << 20}, "chunk_items * item_size overflows"},
-        {{.item_size = (size_t)1 << 50, .initial = (size_t)1 << 20}, "initial * item_size overflows"},
-        {{.item_size = (size_t)1 << 55, .max = 200}, "max * item_size overflows"},
-        {{.item_size = (size_t)1 << 55}, "item_size is too large for a chunk of 256 members"},
+        {{.item_size = POW2(50, 23), .chunk_items = (size_t)1 << 20}, "chunk_items * item_size overflows"},
+        {{.item_size = POW2(50, 23), .initial = (size_t)1 << 20}, "initial * item_size overflows"},
+        {{.item_size = POW2(55, 23), .max = 200}, "max * item_size overflows"},
+        {{.item_size = POW2(55, 23)}, "item_size is too large for a chunk of 256 members"},
         {{.item_size = 8, .allocator = {.alloc = NULL, .free = test_alloc_make(NULL).free}},
          "allocator needs both alloc and free"},
         {{.item_size = 8, .buffer_size = 64}, "buffer_size without a buffer"},

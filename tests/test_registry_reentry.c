@@ -17,28 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- a scene: a registry whose lines and pools' lines all go to one capturing logger -------- */
-
-typedef struct scene {
-    sp_registry *reg;
-    test_alloc alloc;
-    test_log log;
-} scene;
-
-static void scene_open(scene *s) {
-    memset(s, 0, sizeof *s);
-    sp_registry_desc rd = {.allocator = test_alloc_make(&s->alloc), .logger = test_log_make(&s->log)};
-    s->reg = sp_registry_create_with(&rd);
-    assert_non_null(s->reg);
-}
-
-static int scene_lines(const scene *s) { return s->log.errors + s->log.warnings; }
-
 /* Expects exactly one line since `before`, containing every needle. */
-static void expect_one_line(const scene *s, int before, const char *a, const char *b) {
-    if (scene_lines(s) - before != 1 || !test_log_last_has(&s->log, a) || (b && !test_log_last_has(&s->log, b)))
+static void expect_one_line(const test_scene *s, int before, const char *a, const char *b) {
+    if (test_scene_lines(s) - before != 1 || !test_log_last_has(&s->log, a) || (b && !test_log_last_has(&s->log, b)))
         fail_msg("expected one line with '%s' '%s', got %d line(s), last: '%s: %s'", a, b ? b : "",
-                 scene_lines(s) - before, s->log.last_pool, s->log.last_message);
+                 test_scene_lines(s) - before, s->log.last_pool, s->log.last_message);
 }
 
 /* What a hook does: set before the call that runs it. */
@@ -53,7 +36,7 @@ typedef enum action {
 } action;
 
 typedef struct hook_ctx {
-    scene *s;
+    test_scene *s;
     action act;
     int calls;
     int refusals_seen;    /* registry calls that came back refused */
@@ -71,7 +54,7 @@ static hook_ctx ctx;
 
 static void act(void *item) {
     ctx.calls++;
-    scene *s = ctx.s;
+    test_scene *s = ctx.s;
     switch (ctx.act) {
     case DO_NOTHING:
         break;
@@ -82,7 +65,7 @@ static void act(void *item) {
         ctx.result = sp_registry_remove(s->reg, "self");
         break;
     case DO_REGISTRY_CALLS: {
-        int before = scene_lines(s);
+        int before = test_scene_lines(s);
         ctx.refusals_seen += sp_spawn(s->reg, "a", NULL) == NULL;
         ctx.refusals_seen += sp_registry_get(s->reg, "a") == NULL;
         sp_desc d = {.item_size = 8};
@@ -91,7 +74,7 @@ static void act(void *item) {
         ctx.refusals_seen += sp_registry_release(s->reg, item) != SP_OK;
         ctx.refusals_seen += sp_registry_owner(s->reg, item) == NULL;
         sp_registry_destroy(s->reg);
-        ctx.lines_before += scene_lines(s) - before; /* lines these calls logged */
+        ctx.lines_before += test_scene_lines(s) - before; /* lines these calls logged */
         /* count and pool_at list only pools that still exist (reading their names would be a
            use-after-free otherwise, which ASan reports) */
         for (size_t i = 0; i < sp_registry_count(s->reg); i++) {
@@ -136,7 +119,7 @@ static void on_dispose(void *item, void *user) {
 
 typedef enum hook_kind { HOOK_CREATE, HOOK_ACQUIRE, HOOK_RELEASE, HOOK_DISPOSE } hook_kind;
 
-static sp_pool *add_hooked(scene *s, const char *name, hook_kind kind) {
+static sp_pool *add_hooked(test_scene *s, const char *name, hook_kind kind) {
     sp_desc d = {.item_size = 16, .chunk_items = 4};
     if (kind == HOOK_CREATE) d.create = on_create;
     if (kind == HOOK_ACQUIRE) d.on_acquire = on_acquire;
@@ -152,7 +135,7 @@ static sp_pool *add_hooked(scene *s, const char *name, hook_kind kind) {
     return p;
 }
 
-static void ctx_reset(scene *s, action a) {
+static void ctx_reset(test_scene *s, action a) {
     memset(&ctx, 0, sizeof ctx);
     ctx.s = s;
     ctx.act = a;
@@ -163,13 +146,13 @@ static void ctx_reset(scene *s, action a) {
 static void registry_destroy_from_a_hook_of_its_pool_is_refused_whole(void **state) {
     (void)state;
     for (int kind = HOOK_CREATE; kind <= HOOK_DISPOSE; kind++) {
-        scene s;
-        scene_open(&s);
+        test_scene s;
+        test_scene_open(&s);
         sp_pool *other = add_hooked(&s, "other", HOOK_ACQUIRE);
         sp_pool *self = add_hooked(&s, "self", (hook_kind)kind);
         void *held = sp_acquire(other);
         ctx_reset(&s, DO_DESTROY_REGISTRY);
-        int before = scene_lines(&s);
+        int before = test_scene_lines(&s);
         void *m = sp_acquire(self);      /* create (growth), on_acquire */
         sp_release(self, m);             /* on_release */
         if (kind == HOOK_DISPOSE) sp_trim(self, 0);
@@ -190,13 +173,13 @@ static void registry_destroy_from_a_hook_of_its_pool_is_refused_whole(void **sta
 /* A dispose hook that runs because the registry removes its pool is a hook too. */
 static void registry_destroy_from_a_dispose_hook_during_remove_is_refused(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *keep = add_hooked(&s, "keep", HOOK_ACQUIRE);
     sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
     assert_int_equal(sp_prewarm(self, 1), 1);
     ctx_reset(&s, DO_DESTROY_REGISTRY);
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     assert_int_equal(sp_registry_remove(s.reg, "self"), SP_OK);
     assert_int_equal(ctx.calls, 1);
     expect_one_line(&s, before, "sp_registry_destroy while a hook of its pool 'self' runs", NULL);
@@ -210,12 +193,12 @@ static void registry_destroy_from_a_dispose_hook_during_remove_is_refused(void *
 /* The dispose hooks that sp_registry_destroy itself runs call it again. */
 static void registry_destroy_reentered_during_its_destroy_is_refused(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
     assert_int_equal(sp_prewarm(self, 1), 1);
     ctx_reset(&s, DO_DESTROY_REGISTRY);
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     sp_registry_destroy(s.reg);
     assert_int_equal(ctx.calls, 1);
     expect_one_line(&s, before, "sp_registry_destroy: the registry is being destroyed", "refused");
@@ -226,11 +209,11 @@ static void registry_destroy_reentered_during_its_destroy_is_refused(void **stat
    but its registry must not go away under it. */
 static void registry_destroy_from_a_create_hook_of_a_pool_being_added_is_refused(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     ctx_reset(&s, DO_DESTROY_REGISTRY);
     sp_desc d = {.item_size = 16, .initial = 1, .create = on_create};
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     sp_pool *self = sp_registry_add(s.reg, "self", &d);
     assert_non_null(self);
     expect_one_line(&s, before, "sp_registry_destroy while a hook of its pool 'self' runs", NULL);
@@ -244,19 +227,19 @@ static void registry_destroy_from_a_create_hook_of_a_pool_being_added_is_refused
 
 static void registry_calls_from_dispose_hooks_during_destroy_are_refused(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *pools[3] = {add_hooked(&s, "a", HOOK_DISPOSE), add_hooked(&s, "b", HOOK_DISPOSE),
                          add_hooked(&s, "c", HOOK_DISPOSE)};
     for (int i = 0; i < 3; i++) assert_int_equal(sp_prewarm(pools[i], 2), 2);
     ctx_reset(&s, DO_REGISTRY_CALLS);
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     sp_registry_destroy(s.reg);
     assert_int_equal(ctx.calls, 6);
     /* spawn, get, add, remove, release, owner and destroy: each refused, with one line each */
     assert_int_equal(ctx.refusals_seen, 6 * 6);
     assert_int_equal(ctx.lines_before, 7 * 6);
-    assert_int_equal(scene_lines(&s) - before, 7 * 6);
+    assert_int_equal(test_scene_lines(&s) - before, 7 * 6);
     assert_true(test_log_last_has(&s.log, "the registry is being destroyed: refused"));
     assert_int_equal(ctx.gone_count, 2); /* a and b were gone when c's hooks looked */
     EXPECT_NO_LEAK(&s.alloc);
@@ -266,8 +249,8 @@ static void registry_calls_from_dispose_hooks_during_destroy_are_refused(void **
    does not destroy it a second time. */
 static void pool_destroyed_directly_by_a_hook_during_registry_destroy_is_destroyed_once(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *a = add_hooked(&s, "a", HOOK_DISPOSE);
     test_env env;
     sp_desc d = test_env_desc(&env, NULL, 16);
@@ -289,8 +272,8 @@ static void pool_destroyed_directly_by_a_hook_during_registry_destroy_is_destroy
 /* Outside a registry destroy, a hook may remove another pool; it is gone at once. */
 static void remove_from_a_dispose_hook_of_another_pool_removes_it(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
     add_hooked(&s, "b", HOOK_ACQUIRE);
     sp_pool *c = add_hooked(&s, "c", HOOK_ACQUIRE);
@@ -312,12 +295,12 @@ static void remove_from_a_dispose_hook_of_another_pool_removes_it(void **state) 
 static void registry_remove_from_the_pools_own_hook_fails_and_keeps_it(void **state) {
     (void)state;
     for (int kind = HOOK_CREATE; kind <= HOOK_DISPOSE; kind++) {
-        scene s;
-        scene_open(&s);
+        test_scene s;
+        test_scene_open(&s);
         sp_pool *self = add_hooked(&s, "self", (hook_kind)kind);
         ctx_reset(&s, DO_REMOVE_SELF);
         ctx.result = SP_OK;
-        int before = scene_lines(&s);
+        int before = test_scene_lines(&s);
         void *m = sp_acquire(self);
         assert_non_null(m);
         sp_release(self, m);
@@ -341,13 +324,13 @@ static void registry_remove_from_the_pools_own_hook_fails_and_keeps_it(void **st
    twice, and the pool leaves the registry when its destroy ends. */
 static void registry_remove_from_a_dispose_hook_of_a_pool_being_destroyed_is_refused(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *self = add_hooked(&s, "self", HOOK_DISPOSE);
     sp_pool *keep = add_hooked(&s, "keep", HOOK_ACQUIRE);
     assert_int_equal(sp_prewarm(self, 1), 1);
     ctx_reset(&s, DO_REMOVE_SELF);
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     sp_pool_destroy(self);
     assert_int_equal(ctx.calls, 1);
     assert_int_equal(ctx.result, SP_ERR_INVALID);
@@ -363,11 +346,11 @@ static void registry_remove_from_a_dispose_hook_of_a_pool_being_destroyed_is_ref
 
 static void add_from_a_create_hook_keeps_names_unique_and_the_list_in_bounds(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     ctx_reset(&s, DO_ADD_SAME_NAME);
     sp_desc d = {.item_size = 16, .initial = 1, .create = on_create};
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     /* The hook registers "self" and seven more: the list's first eight places are then full. */
     assert_null(sp_registry_add(s.reg, "self", &d));
     expect_one_line(&s, before, "sp_registry_add: a pool named 'self' already exists", NULL);
@@ -397,8 +380,8 @@ static void create_hook_of_initial_members_finds_their_owner(void **state) {
     (void)state;
     static unsigned char buffer[4096];
     for (int fixed = 0; fixed < 2; fixed++) {
-        scene s;
-        scene_open(&s);
+        test_scene s;
+        test_scene_open(&s);
         owner_reg = s.reg;
         owner_null = owner_found = 0;
         sp_desc d = {.item_size = 16, .initial = 5, .max = 8, .create = create_asks_owner};
@@ -592,17 +575,17 @@ static void hooks_calling_random_registry_functions_never_break_it(void **state)
    destroy the registry: still refused, the pool being added is still on the stack. */
 static void add_that_lost_its_name_refuses_destroy_from_its_dispose_hooks(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     ctx_reset(&s, DO_ADD_SAME_NAME);
     ctx.then = DO_DESTROY_REGISTRY;
     sp_desc d = {.item_size = 16, .initial = 1, .create = on_create, .dispose = on_dispose};
     static sp_pool *unknown;
     d.user = &unknown;
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     assert_null(sp_registry_add(s.reg, "self", &d));
     assert_int_equal(ctx.calls, 2); /* the create hook, then the dispose hook */
-    assert_int_equal(scene_lines(&s) - before, 2);
+    assert_int_equal(test_scene_lines(&s) - before, 2);
     assert_true(test_log_last_has(&s.log, "sp_registry_destroy while a hook of its pool 'self' runs"));
     ctx.act = DO_NOTHING;
     assert_int_equal(sp_registry_count(s.reg), 8);
@@ -615,60 +598,60 @@ static void add_that_lost_its_name_refuses_destroy_from_its_dispose_hooks(void *
 
 static void each_registry_misuse_logs_one_line_that_names_it(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_desc d = {.item_size = 16, .logger = test_log_make(&s.log)};
     sp_pool *a = sp_registry_add(s.reg, "a", &d);
     assert_non_null(a);
     int local = 0, before;
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_int_equal(sp_registry_release(s.reg, &local), SP_ERR_FOREIGN);
     expect_one_line(&s, before, "sp_registry_release of", "no pool of this registry owns it");
     assert_string_equal(s.log.last_pool, "registry");
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_registry_add(s.reg, "a", &d));
     expect_one_line(&s, before, "sp_registry_add: a pool named 'a' already exists", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_registry_add(NULL, "b", &d));
     expect_one_line(&s, before, "sp_registry_add: registry is NULL", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_registry_add(s.reg, "", &d));
     expect_one_line(&s, before, "sp_registry_add: name is empty", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_registry_add(s.reg, NULL, &d));
     expect_one_line(&s, before, "sp_registry_add: name is NULL", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_registry_add(s.reg, "c", NULL));
     expect_one_line(&s, before, "sp_registry_add: desc is NULL", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_int_equal(sp_registry_remove(s.reg, "zzz"), SP_ERR_INVALID);
     expect_one_line(&s, before, "sp_registry_remove: no pool named 'zzz'", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_int_equal(sp_registry_remove(s.reg, NULL), SP_ERR_INVALID);
     expect_one_line(&s, before, "sp_registry_remove: name is NULL", NULL);
 
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_spawn(s.reg, "zzz", NULL));
     expect_one_line(&s, before, "sp_spawn: no pool named 'zzz'", NULL);
 
     /* an unknown name is an answer to a question, not a misuse */
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_null(sp_registry_get(s.reg, "zzz"));
     assert_null(sp_registry_owner(s.reg, &local));
-    assert_int_equal(scene_lines(&s), before);
+    assert_int_equal(test_scene_lines(&s), before);
 
     /* a double release through the registry is the pool's line, once */
     void *m = sp_spawn(s.reg, "a", NULL);
     assert_int_equal(sp_registry_release(s.reg, m), SP_OK);
-    before = scene_lines(&s);
+    before = test_scene_lines(&s);
     assert_int_equal(sp_registry_release(s.reg, m), SP_ERR_NOT_LEASED);
     expect_one_line(&s, before, "double release", NULL);
     assert_string_equal(s.log.last_pool, "a");

@@ -14,22 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef struct scene {
-    sp_registry *reg;
-    test_alloc alloc; /* the registry's tables and its pools */
-    test_log log;     /* the registry's lines and its pools' */
-} scene;
-
-static void scene_open(scene *s) {
-    memset(s, 0, sizeof *s);
-    sp_registry_desc rd = {.allocator = test_alloc_make(&s->alloc), .logger = test_log_make(&s->log)};
-    s->reg = sp_registry_create_with(&rd);
-    assert_non_null(s->reg);
-}
-
-static int scene_lines(const scene *s) { return s->log.errors + s->log.warnings; }
-
-/* ---- scene teardown: sp_registry_release_all ----------------------------------------------- */
+/* ---- scene teardown: sp_registry_release_all ---------------------------------------------------- */
 
 /* A ship takes two thrusters from their own pool when it spawns and gives them back when it is
    released: the parent-child pattern of a game's entities. */
@@ -56,8 +41,8 @@ static void ship_release(void *item, void *user) {
     }
 }
 
-static void fleet_open(scene *s, sp_order order) {
-    scene_open(s);
+static void fleet_open(test_scene *s, sp_order order) {
+    test_scene_open(s);
     ships_registry = s->reg;
     ship_release_errors = 0;
     /* parents first: a pass then reaches the thrusters after the ships returned theirs */
@@ -74,7 +59,7 @@ static void fleet_open(scene *s, sp_order order) {
 static void release_all_lets_parents_return_children_so_destroy_reports_no_leak(void **state) {
     (void)state;
     for (int order = SP_ORDER_ACQUISITION; order <= SP_ORDER_MEMORY; order++) {
-        scene s;
+        test_scene s;
         fleet_open(&s, (sp_order)order);
         sp_stats st;
         sp_stats_get(sp_registry_get(s.reg, "thrusters"), &st);
@@ -86,9 +71,9 @@ static void release_all_lets_parents_return_children_so_destroy_reports_no_leak(
             sp_stats_get(sp_registry_pool_at(s.reg, i), &st);
             assert_int_equal(st.leased, 0);
         }
-        int before = scene_lines(&s);
+        int before = test_scene_lines(&s);
         sp_registry_destroy(s.reg);
-        assert_int_equal(scene_lines(&s), before); /* no leak line */
+        assert_int_equal(test_scene_lines(&s), before); /* no leak line */
         EXPECT_NO_LEAK(&s.alloc);
     }
 }
@@ -97,7 +82,7 @@ static void release_all_lets_parents_return_children_so_destroy_reports_no_leak(
    the game used to see. */
 static void destroy_without_release_all_reports_the_children_as_leaked(void **state) {
     (void)state;
-    scene s;
+    test_scene s;
     fleet_open(&s, SP_ORDER_ACQUISITION);
     sp_registry_destroy(s.reg);
     assert_true(s.log.warnings >= 2); /* ships, then thrusters */
@@ -126,8 +111,8 @@ static void replace_self(void *item, void *user) {
 
 static void release_all_ends_when_hooks_acquire_replacements(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     pingpong_registry = s.reg;
     sp_pool *a = sp_registry_add(s.reg, "a", &(sp_desc){.item_size = 16, .order = SP_ORDER_ACQUISITION,
                                                          .on_release = pingpong_a});
@@ -175,8 +160,8 @@ static void meddle(void *item, void *user) {
 
 static void registry_calls_from_hooks_during_release_all(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     teardown_ctx t = {.reg = s.reg, .nested = 99};
     sp_pool *m = sp_registry_add(s.reg, "meddler", &(sp_desc){.item_size = 16, .on_release = meddle, .user = &t});
     sp_pool *v = sp_registry_add(s.reg, "victim", &(sp_desc){.item_size = 16});
@@ -207,8 +192,8 @@ static void registry_calls_from_hooks_during_release_all(void **state) {
 
 static void release_all_on_an_empty_or_null_registry(void **state) {
     (void)state;
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     assert_int_equal(sp_registry_release_all(s.reg), 0);
     sp_registry_add(s.reg, "idle", &(sp_desc){.item_size = 8, .initial = 4});
     assert_int_equal(sp_registry_release_all(s.reg), 0);
@@ -222,8 +207,8 @@ static void release_all_on_an_empty_or_null_registry(void **state) {
 static void resolve_finds_the_member_in_whichever_pool_issued_the_handle(void **state) {
     (void)state;
     enum { POOLS = 40 }; /* past the tables' first sizes */
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *pools[POOLS];
     void *members[POOLS];
     sp_handle handles[POOLS];
@@ -237,7 +222,7 @@ static void resolve_finds_the_member_in_whichever_pool_issued_the_handle(void **
     }
     for (int i = 0; i < POOLS; i++) assert_ptr_equal(sp_registry_resolve(s.reg, handles[i]), members[i]);
 
-    int before = scene_lines(&s);
+    int before = test_scene_lines(&s);
     assert_null(sp_registry_resolve(s.reg, sp_handle_null()));
     /* stale: released */
     assert_int_equal(sp_release(pools[3], members[3]), SP_OK);
@@ -250,14 +235,14 @@ static void resolve_finds_the_member_in_whichever_pool_issued_the_handle(void **
     sp_handle hout;
     assert_non_null(sp_acquire_handle(outside, NULL, &hout));
     assert_null(sp_registry_resolve(s.reg, hout));
-    assert_int_equal(scene_lines(&s), before);
+    assert_int_equal(test_scene_lines(&s), before);
     /* the others still resolve after the removal shuffled the tables */
     for (int i = 0; i < POOLS; i++)
         if (i != 3 && i != 7) assert_ptr_equal(sp_registry_resolve(s.reg, handles[i]), members[i]);
     /* a forged id with a registered tag is the pool's to report */
     sp_handle forged = {handles[5].id + ((uint64_t)1000 << 36)};
     assert_null(sp_registry_resolve(s.reg, forged));
-    assert_int_equal(scene_lines(&s), before + 1);
+    assert_int_equal(test_scene_lines(&s), before + 1);
     assert_string_equal(s.log.last_pool, "pool5");
     sp_pool_destroy(outside);
     for (int i = 0; i < POOLS; i++)
@@ -271,8 +256,8 @@ static void resolve_finds_the_member_in_whichever_pool_issued_the_handle(void **
 static void names_stay_found_through_add_and_remove_churn(void **state) {
     (void)state;
     enum { NAMES = 300, ROUNDS = 4000 };
-    scene s;
-    scene_open(&s);
+    test_scene s;
+    test_scene_open(&s);
     sp_pool *model[NAMES] = {0}; /* what the registry should answer for name i */
     size_t live = 0;
     uint32_t rng = 12345u;
@@ -313,8 +298,8 @@ static void names_stay_found_through_add_and_remove_churn(void **state) {
 static void add_that_cannot_grow_the_tables_fails_cleanly(void **state) {
     (void)state;
     for (uint64_t fail = 1; fail <= 4; fail++) {
-        scene s;
-        scene_open(&s);
+        test_scene s;
+        test_scene_open(&s);
         test_alloc pools_alloc = {0};
         sp_desc d = {.item_size = 16, .allocator = test_alloc_make(&pools_alloc)};
         sp_pool *pools[9];

@@ -169,3 +169,12 @@ uint32_t test_rand(uint32_t *state) {
     *state = x;
     return x;
 }
+
+void test_scene_open(test_scene *s) {
+    memset(s, 0, sizeof *s);
+    sp_registry_desc rd = {.allocator = test_alloc_make(&s->alloc), .logger = test_log_make(&s->log)};
+    s->reg = sp_registry_create_with(&rd);
+    assert_non_null(s->reg);
+}
+
+int test_scene_lines(const test_scene *s) { return s->log.errors + s->log.warnings; }

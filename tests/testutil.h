@@ -66,6 +66,19 @@ typedef struct test_env {
    counting hooks (which check that new members are zeroed) installed. */
 sp_desc test_env_desc(test_env *env, const char *name, size_t item_size);
 
+/* A registry whose lines, and its pools' lines, go to one capturing logger, and whose tables and
+   pools come from one counting allocator: the fixture of the registry suites. */
+typedef struct test_scene {
+    sp_registry *reg;
+    test_alloc alloc;
+    test_log log;
+} test_scene;
+
+/* Zeroes s and creates its registry (a failed create fails the test). */
+void test_scene_open(test_scene *s);
+/* Warnings and errors logged so far. */
+int test_scene_lines(const test_scene *s);
+
 /* Expected values of the stats counters. Every field is checked; fields left out must be 0.
    (bytes and max are not here: tests check those where they matter.) */
 typedef struct test_counts {

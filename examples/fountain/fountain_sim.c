@@ -164,10 +164,11 @@ static size_t fs_prewarm_for(double rate) { return (size_t)ceil(rate * 1.5 * 1.2
 /* The thread's CPU time, not the wall clock: a side's update takes ~20 us, and on a busy
    machine a wall-clock p99 over a few hundred frames is whichever side the scheduler happened
    to preempt (a malloc p99 of 5 ms, once). CPU time still counts page faults and cache misses,
-   which are the costs the two sides differ in. */
+   which are the costs the two sides differ in. Where there is no thread CPU clock
+   (WebAssembly), the monotonic wall clock. */
 static double fs_now_ms(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 

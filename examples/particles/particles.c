@@ -18,8 +18,6 @@
 
    Sections, raylib-style: Options, Simulation, Drawing, Front ends, Main. */
 #define _POSIX_C_SOURCE 200809L
-#include <spawnpool_dense.h>
-
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -29,19 +27,12 @@
 #include <time.h>
 
 #include "demo_args.h"
+#include "particles_sim.h"
 
 #ifdef SP_HAVE_SDL2
 #  include "demo_sdl.h"
 #endif
 
-#define PT_W 960
-#define PT_H 540
-#define PT_DT (1.0f / 60.0f)     /* fixed step: headless runs are reproducible */
-#define PT_LIFE_MIN 1.5f
-#define PT_LIFE_MAX 2.5f
-#define PT_GRAVITY 420.0f        /* pixels / s^2 */
-#define PT_EMITTERS 3
-#define PT_TRACKED 6
 #define PT_TIMES 256             /* frame-time ring for the p99 */
 
 /* ---------------------------------------------------------------------------------------------
@@ -96,161 +87,6 @@ static int pt_parse(int argc, char **argv, pt_options *o) {
     o->headless = headless;
     o->terminal = terminal;
     return DEMO_ARGS_RUN;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Simulation
-   ------------------------------------------------------------------------------------------ */
-
-/* 24 bytes: five floats of state and a serial that names the spark (the tracker checks that a
-   handle finds the same serial it was taken for). */
-typedef struct spark {
-    float x, y, vx, vy, life;
-    uint32_t serial;
-} spark;
-
-/* Counts the allocator's calls, to show they stop once the pool is built. */
-typedef struct pt_alloc_count {
-    unsigned long long calls;
-} pt_alloc_count;
-
-static void *pt_alloc(size_t size, size_t align, void *user) {
-    ((pt_alloc_count *)user)->calls++;
-    if (align <= _Alignof(max_align_t)) return malloc(size);
-    return aligned_alloc(align, (size + align - 1) / align * align);
-}
-
-static void pt_free(void *ptr, size_t size, void *user) {
-    (void)size;
-    (void)user;
-    free(ptr);
-}
-
-typedef struct pt_sim {
-    sp_dense *sparks;
-    pt_alloc_count allocs;
-    unsigned long long allocs_after_create;
-    double rate, spawn_debt;
-    uint32_t rng, next_serial;
-    unsigned long long moves;          /* on_move calls: sparks shifted by swap-removes */
-    sp_handle tracked[PT_TRACKED];
-    uint32_t tracked_serial[PT_TRACKED];
-    unsigned long long tracked_checks, tracked_wrong, tracked_lost;
-    unsigned long long frame;
-} pt_sim;
-
-static uint32_t pt_rand(pt_sim *s) {
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 17;
-    s->rng ^= s->rng << 5;
-    return s->rng;
-}
-
-static float pt_randf(pt_sim *s) { return (float)(pt_rand(s) >> 8) * (1.0f / 16777216.0f); }
-
-static void pt_on_move(void *item, size_t from, size_t to, void *user) {
-    (void)item;
-    (void)from;
-    (void)to;
-    ((pt_sim *)user)->moves++;
-}
-
-static int pt_sim_init(pt_sim *s, const pt_options *o) {
-    memset(s, 0, sizeof *s);
-    s->rate = o->rate;
-    s->rng = o->seed * 2654435761u + 0x9E3779B9u;
-    if (s->rng == 0) s->rng = 1;
-    /* Little's law: live sparks = rate x mean lifetime; 25% headroom for the spread. */
-    double mean_life = 0.5 * (PT_LIFE_MIN + PT_LIFE_MAX);
-    size_t little = (size_t)(o->rate * mean_life * 1.25);
-    size_t max = o->max ? o->max : little;
-    if (max > ((size_t)1 << 24)) max = (size_t)1 << 24;
-    s->sparks = sp_dense_create(&(sp_dense_desc){
-        .name = "sparks",
-        .item_size = sizeof(spark),
-        .initial = little < max ? little : max, /* built at load, not during the first second */
-        .max = max,
-        .overflow = o->policy,
-        .on_move = pt_on_move,
-        .user = s,
-        .allocator = {.alloc = pt_alloc, .free = pt_free, .user = &s->allocs},
-    });
-    if (!s->sparks) return -1;
-    s->allocs_after_create = s->allocs.calls;
-    return 0;
-}
-
-static void pt_sim_fini(pt_sim *s) { sp_dense_destroy(s->sparks); }
-
-static void pt_spawn(pt_sim *s, int w, int h) {
-    s->spawn_debt += s->rate * (double)PT_DT;
-    int n = (int)s->spawn_debt;
-    s->spawn_debt -= n;
-    for (int i = 0; i < n; i++) {
-        uint32_t serial = s->next_serial++;
-        int e = (int)(serial % PT_EMITTERS);
-        float angle = -1.5708f + (pt_randf(s) - 0.5f) * (0.5f + 0.15f * (float)e);
-        float speed = 380.0f + 180.0f * pt_randf(s);
-        spark sp = {
-            .x = (float)w * (0.25f + 0.25f * (float)e) + (pt_randf(s) - 0.5f) * 6.0f,
-            .y = (float)h - 12.0f,
-            .vx = cosf(angle) * speed + (float)(e - 1) * 40.0f,
-            .vy = sinf(angle) * speed,
-            .life = PT_LIFE_MIN + (PT_LIFE_MAX - PT_LIFE_MIN) * pt_randf(s),
-            .serial = serial,
-        };
-        sp_dense_add(s->sparks, &sp); /* NULL when full under DROP: counted by the pool */
-    }
-}
-
-/* The hot loop: a plain walk over packed memory. A spent spark is swap-removed; the spark that
-   took its place has not been updated yet this frame, so i stays. */
-static void pt_integrate(pt_sim *s, int w, int h) {
-    spark *p = (spark *)sp_dense_data(s->sparks);
-    size_t i = 0;
-    const float floor_y = (float)h - 4.0f;
-    while (i < sp_dense_count(s->sparks)) {
-        spark *q = &p[i];
-        q->life -= PT_DT;
-        if (q->life <= 0.0f || q->x < 0.0f || q->x >= (float)w) {
-            sp_dense_remove_at(s->sparks, i);
-            continue;
-        }
-        q->vy += PT_GRAVITY * PT_DT;
-        q->x += q->vx * PT_DT;
-        q->y += q->vy * PT_DT;
-        if (q->y > floor_y) { /* splash: bounce, losing most of the speed */
-            q->y = floor_y;
-            q->vy *= -0.35f;
-            q->vx *= 0.7f;
-        }
-        i++;
-    }
-}
-
-/* Follows a few sparks by handle; a handle that stops resolving means its spark died. */
-static void pt_track(pt_sim *s) {
-    for (int k = 0; k < PT_TRACKED; k++) {
-        const spark *p = (const spark *)sp_dense_resolve(s->sparks, s->tracked[k]);
-        if (p) {
-            s->tracked_checks++;
-            if (p->serial != s->tracked_serial[k]) s->tracked_wrong++;
-            continue;
-        }
-        if (!sp_handle_is_null(s->tracked[k])) s->tracked_lost++;
-        size_t n = sp_dense_count(s->sparks);
-        if (n == 0) continue;
-        size_t i = (size_t)pt_rand(s) % n;
-        s->tracked[k] = sp_dense_handle_at(s->sparks, i);
-        s->tracked_serial[k] = ((const spark *)sp_dense_at(s->sparks, i))->serial;
-    }
-}
-
-static void pt_step(pt_sim *s, int w, int h) {
-    pt_spawn(s, w, h);
-    pt_integrate(s, w, h);
-    pt_track(s);
-    s->frame++;
 }
 
 /* Frame times: a ring of the last PT_TIMES, for the average and the p99. */
@@ -318,7 +154,7 @@ static void pt_kv_print(FILE *out, const pt_sim *s, const pt_times *update, cons
    ------------------------------------------------------------------------------------------ */
 static int pt_run_terminal(const pt_options *o) {
     pt_sim s;
-    if (pt_sim_init(&s, o) != 0) return 1;
+    if (pt_sim_init(&s, o->rate, o->max, o->policy, o->seed) != 0) return 1;
     pt_times update = {0};
     unsigned frames = o->frames ? o->frames : 600;
     sp_stats st0;
@@ -353,87 +189,31 @@ static int pt_run_terminal(const pt_options *o) {
 typedef struct pt_gfx {
     SDL_Renderer *renderer;
     SDL_Texture *texture;
-    uint32_t *fb;
-    uint32_t *background; /* drawn once, copied into fb at the start of every frame */
-    uint32_t palette[PT_EMITTERS][64]; /* by emitter and remaining life */
+    pt_fb fb;
 } pt_gfx;
-
-static uint32_t pt_rgb(float r, float g, float b) {
-    uint32_t ri = (uint32_t)(r > 255 ? 255 : r), gi = (uint32_t)(g > 255 ? 255 : g),
-             bi = (uint32_t)(b > 255 ? 255 : b);
-    return ri << 16 | gi << 8 | bi;
-}
-
-static void pt_palette_init(pt_gfx *g) {
-    for (int i = 0; i < 64; i++) {
-        float t = (float)i / 63.0f; /* 1: just born, 0: about to die */
-        float k = 30.0f + 90.0f * t;
-        g->palette[0][i] = pt_rgb(k * 1.3f, k * (0.3f + 0.7f * t), k * 0.25f * t); /* fire */
-        g->palette[1][i] = pt_rgb(k * 0.3f * t, k * (0.5f + 0.4f * t), k * 1.4f);  /* ice */
-        g->palette[2][i] = pt_rgb(k * 0.5f * t, k * 1.3f, k * (0.3f + 0.4f * t));  /* acid */
-    }
-}
 
 static int pt_gfx_init(pt_gfx *g, SDL_Renderer *r) {
     memset(g, 0, sizeof *g);
     g->renderer = r;
     g->texture = SDL_CreateTexture(r, SDL_PIXELFORMAT_RGB888, SDL_TEXTUREACCESS_STREAMING, PT_W, PT_H);
-    g->fb = (uint32_t *)malloc((size_t)PT_W * PT_H * sizeof(uint32_t));
-    g->background = (uint32_t *)malloc((size_t)PT_W * PT_H * sizeof(uint32_t));
-    if (!g->texture || !g->fb || !g->background) {
+    if (!g->texture || pt_fb_init(&g->fb) != 0) {
         fprintf(stderr, "particles: cannot make the framebuffer: %s\n", SDL_GetError());
         if (g->texture) SDL_DestroyTexture(g->texture);
-        free(g->fb);
-        free(g->background);
         return -1;
     }
-    /* a dark vertical gradient */
-    for (int y = 0; y < PT_H; y++) {
-        uint32_t c = (uint32_t)(8 + y / 40) << 8 | (uint32_t)(12 + y / 30);
-        for (int x = 0; x < PT_W; x++) g->background[(size_t)y * PT_W + (size_t)x] = c;
-    }
-    pt_palette_init(g);
     return 0;
 }
 
 static void pt_gfx_fini(pt_gfx *g) {
     SDL_DestroyTexture(g->texture);
-    free(g->fb);
-    free(g->background);
-}
-
-/* Adds two XRGB colours channel by channel, saturating at 255: overlapping sparks glow. */
-static uint32_t pt_add_sat(uint32_t a, uint32_t b) {
-    uint32_t r = ((a >> 16) & 0xFFu) + ((b >> 16) & 0xFFu);
-    uint32_t g = ((a >> 8) & 0xFFu) + ((b >> 8) & 0xFFu);
-    uint32_t bl = (a & 0xFFu) + (b & 0xFFu);
-    return (r > 255u ? 255u : r) << 16 | (g > 255u ? 255u : g) << 8 | (bl > 255u ? 255u : bl);
+    pt_fb_fini(&g->fb);
 }
 
 static void pt_draw(pt_gfx *g, const pt_sim *s, const pt_times *frame, const pt_times *update,
                     int paused) {
-    memcpy(g->fb, g->background, (size_t)PT_W * PT_H * sizeof(uint32_t));
-    const spark *p = (const spark *)sp_dense_data(s->sparks);
-    size_t n = sp_dense_count(s->sparks);
-    for (size_t i = 0; i < n; i++) {
-        int x = (int)p[i].x, y = (int)p[i].y;
-        if ((unsigned)x >= PT_W || (unsigned)y >= PT_H) continue;
-        int li = (int)(p[i].life * (63.0f / PT_LIFE_MAX));
-        uint32_t c = g->palette[p[i].serial % PT_EMITTERS][li < 0 ? 0 : li > 63 ? 63 : li];
-        uint32_t *px = &g->fb[(size_t)y * PT_W + (size_t)x];
-        *px = pt_add_sat(*px, c);
-    }
-    SDL_UpdateTexture(g->texture, NULL, g->fb, PT_W * (int)sizeof(uint32_t));
+    pt_fb_draw(&g->fb, s);
+    SDL_UpdateTexture(g->texture, NULL, g->fb.pixels, PT_W * (int)sizeof(uint32_t));
     SDL_RenderCopy(g->renderer, g->texture, NULL, NULL);
-
-    /* tracked sparks: boxes around what the handles resolve to */
-    SDL_SetRenderDrawColor(g->renderer, 255, 255, 255, 255);
-    for (int k = 0; k < PT_TRACKED; k++) {
-        const spark *t = (const spark *)sp_dense_resolve(s->sparks, s->tracked[k]);
-        if (!t) continue;
-        SDL_Rect box = {(int)t->x - 4, (int)t->y - 4, 9, 9};
-        SDL_RenderDrawRect(g->renderer, &box);
-    }
 
     sp_stats st;
     sp_dense_stats_get(s->sparks, &st);
@@ -477,7 +257,7 @@ static int pt_run_headless(const pt_options *o) {
         fprintf(stderr, "particles: software renderer: %s\n", SDL_GetError());
         goto out_sdl;
     }
-    if (pt_sim_init(&s, o) != 0) goto out_sdl;
+    if (pt_sim_init(&s, o->rate, o->max, o->policy, o->seed) != 0) goto out_sdl;
     if (pt_gfx_init(&g, r) != 0) goto out_sim;
     pt_times update = {0}, frame = {0};
     for (unsigned f = 0; f < frames; f++) {
@@ -498,7 +278,7 @@ static int pt_run_headless(const pt_options *o) {
     pt_kv_print(stdout, &s, &update, &frame);
     /* lit pixels of the last frame, so a check can tell sparks from an empty background */
     size_t lit = 0;
-    for (size_t i = 0; i < (size_t)PT_W * PT_H; i++) lit += (g.fb[i] & 0xFF0000u) > 0x200000u;
+    for (size_t i = 0; i < (size_t)PT_W * PT_H; i++) lit += (g.fb.pixels[i] & 0xFF0000u) > 0x200000u;
     printf("lit_pixels=%zu\nscreenshot=%s\n", lit, o->screenshot ? o->screenshot : "");
     pt_gfx_fini(&g);
 out_sim:
@@ -528,7 +308,7 @@ static int pt_run_window(const pt_options *o) {
     pt_sim s;
     pt_gfx g;
     int rc = 1;
-    if (pt_sim_init(&s, &opt) != 0) goto out_sdl;
+    if (pt_sim_init(&s, opt.rate, opt.max, opt.policy, opt.seed) != 0) goto out_sdl;
     if (pt_gfx_init(&g, r) != 0) goto out_sim;
     pt_times update = {0}, frame = {0};
     int running = 1, paused = 0, shot_rc = 0;

@@ -20,6 +20,7 @@
 
 #include "demo_args.h"
 #include "demo_gfx.h"
+#include "turret_sim.h"
 
 #include <SDL.h>
 
@@ -28,208 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SCREEN_W 960
-#define SCREEN_H 540
-#define FRAME_DT (1.0f / 60.0f)    /* fixed step: headless runs are deterministic */
-#define SHOT_SPEED 520.0f          /* px/s */
-#define SHOT_LIFETIME 1.5f         /* s; with 10 shots/s, Little's law says 15 in flight */
-#define MUZZLE_X 112.0f
-#define MUZZLE_Y 250.0f
-#define BARREL_LEN 60.0f
-#define MIN_SLOTS 1
-#define MAX_SLOTS 64
-#define FLASH_TIME 0.25f           /* s a drop or reclaim stays lit */
-
-typedef struct projectile {
-    float x, y, vx, vy;
-    float age;      /* seconds since it left the muzzle, reset by every life */
-    uint32_t slot;  /* which cube is this member's; set once when the member is built */
-} projectile;
-
-/* What on_acquire needs to start a projectile's life. */
-typedef struct shot {
-    float x, y, vx, vy;
-} shot;
-
-typedef enum policy { POLICY_DROP, POLICY_RECLAIM } policy;
-
-typedef struct turret {
-    /* the pool and the one buffer it lives in */
-    sp_pool *pool;
-    void *buffer;
-    size_t buffer_bytes;
-    size_t slots;
-    uint32_t next_slot;        /* create hook numbering */
-    /* controls */
-    policy policy;
-    float rate;                /* shots per second */
-    /* simulation */
-    float fire_acc;            /* fractional shots owed */
-    float time;
-    float aim;                 /* barrel angle, radians */
-    float drop_flash;          /* > 0 while the red flash shows */
-    float reclaim_flash;
-    float cube_flash[MAX_SLOTS];
-    /* counters */
-    uint64_t shots_fired, shots_dropped, shots_reclaimed;
-    uint64_t buffers_made;     /* the app's own allocations: one per pool size */
-    uint64_t pool_rebuilds;
-} turret;
-
-/* Every call the pool makes to its allocator is counted. With `buffer` set the pool must never
-   make one, and the HUD shows this number to prove it. */
-static uint64_t g_allocator_calls;
-
-static void *counting_alloc(size_t size, size_t align, void *user)
-{
-    (void)align;
-    (void)user;
-    g_allocator_calls++;
-    return malloc(size);
-}
-
-static void counting_free(void *ptr, size_t size, void *user)
-{
-    (void)size;
-    (void)user;
-    g_allocator_calls++;
-    free(ptr);
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Pool hooks
-   ------------------------------------------------------------------------------------------ */
-
-/* Runs once per member, at load: numbering members here is what lets the cube row show slots
-   without knowing the pool's memory layout. */
-static void projectile_create(void *item, void *user)
-{
-    turret *t = (turret *)user;
-    ((projectile *)item)->slot = t->next_slot++;
-}
-
-/* Runs on every life, including a reclaimed member's next one: this is where the oldest
-   projectile "reappears at the muzzle". */
-static void projectile_fire(void *item, const void *arg, void *user)
-{
-    projectile *p = (projectile *)item;
-    const shot *s = (const shot *)arg;
-    (void)user;
-    p->x = s->x;
-    p->y = s->y;
-    p->vx = s->vx;
-    p->vy = s->vy;
-    p->age = 0.0f;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Pool setup: one buffer, every member built at load
-   ------------------------------------------------------------------------------------------ */
-
-static sp_desc turret_pool_desc(turret *t, size_t slots)
-{
-    return (sp_desc){
-        .name = "projectiles",
-        .item_size = sizeof(projectile),
-        .initial = slots,       /* build every member now: nothing is built mid-fight */
-        .max = slots,
-        /* DROP is the pool's policy; RECLAIM mode asks for it per shot with sp_acquire_force,
-           so R switches policy without rebuilding the pool or losing shots in flight. */
-        .overflow = SP_OVERFLOW_DROP,
-        /* ...and a forced shot should recycle the oldest one in flight, which only a pool that
-           keeps acquisition order knows (a DROP pool defaults to memory order). */
-        .order = SP_ORDER_ACQUISITION,
-        .create = projectile_create,
-        .on_acquire = projectile_fire,
-        .user = t,
-        .allocator = {.alloc = counting_alloc, .free = counting_free, .user = NULL},
-    };
-}
-
-/* (Re)builds the pool in a fresh buffer of exactly the size it needs. Shots in flight are lost:
-   a pool size change is a load-time decision, made here at runtime only for the demo. */
-static bool turret_pool_build(turret *t, size_t slots)
-{
-    if (t->pool) {
-        sp_release_all(t->pool);    /* shots in flight end here, they do not leak */
-        sp_pool_destroy(t->pool);
-    }
-    free(t->buffer);
-    t->pool = NULL;
-    t->buffer = NULL;
-    t->next_slot = 0;
-
-    sp_desc desc = turret_pool_desc(t, slots);
-    size_t bytes = sp_buffer_size(&desc, slots);
-    void *buffer = bytes ? malloc(bytes) : NULL;
-    if (!buffer) return false;
-    desc.buffer = buffer;
-    desc.buffer_size = bytes;
-    t->pool = sp_pool_create(&desc);
-    if (!t->pool) {
-        free(buffer);
-        return false;
-    }
-    t->buffer = buffer;
-    t->buffer_bytes = bytes;
-    t->slots = slots;
-    t->buffers_made++;
-    memset(t->cube_flash, 0, sizeof t->cube_flash);
-    return true;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Update
-   ------------------------------------------------------------------------------------------ */
-
-static void turret_fire(turret *t)
-{
-    float c = cosf(t->aim), s = sinf(t->aim);
-    shot sh = {MUZZLE_X + c * BARREL_LEN, MUZZLE_Y + s * BARREL_LEN, c * SHOT_SPEED,
-               s * SHOT_SPEED};
-    sp_stats before, after;
-    sp_stats_get(t->pool, &before);
-    projectile *p = (projectile *)(t->policy == POLICY_DROP ? sp_acquire_with(t->pool, &sh)
-                                                             : sp_acquire_force(t->pool, &sh));
-    sp_stats_get(t->pool, &after);
-    if (!p) {
-        t->shots_dropped++;
-        t->drop_flash = FLASH_TIME;
-        return;
-    }
-    t->shots_fired++;
-    if (after.reclaimed != before.reclaimed) {
-        t->shots_reclaimed++;
-        t->reclaim_flash = FLASH_TIME;
-        if (p->slot < MAX_SLOTS) t->cube_flash[p->slot] = FLASH_TIME * 2.0f;
-    }
-}
-
-static void turret_update(turret *t, float dt)
-{
-    t->time += dt;
-    /* The barrel sweeps slowly so the shots fan out and each one can be followed. */
-    t->aim = 0.22f * sinf(t->time * 1.1f) - 0.04f;
-
-    t->fire_acc += t->rate * dt;
-    while (t->fire_acc >= 1.0f) {
-        t->fire_acc -= 1.0f;
-        turret_fire(t);
-    }
-
-    for (void *it = sp_first(t->pool), *next; it; it = next) {
-        next = sp_next(t->pool, it);    /* taken first: releasing `it` is then safe */
-        projectile *p = (projectile *)it;
-        p->x += p->vx * dt;
-        p->y += p->vy * dt;
-        p->age += dt;
-        if (p->age >= SHOT_LIFETIME) sp_release(t->pool, p);
-    }
-
-    t->drop_flash = fmaxf(0.0f, t->drop_flash - dt);
-    t->reclaim_flash = fmaxf(0.0f, t->reclaim_flash - dt);
-    for (size_t i = 0; i < MAX_SLOTS; i++) t->cube_flash[i] = fmaxf(0.0f, t->cube_flash[i] - dt);
-}
 
 /* ---------------------------------------------------------------------------------------------
    Draw
@@ -365,8 +164,8 @@ static void draw_hud(SDL_Renderer *r, const turret *t, bool headless)
     gfx_text(r, 20.0f, y, 2, COLOR_TEXT, line);
     y += 22.0f;
     snprintf(line, sizeof line, "allocator calls since start %llu  members built %llu",
-             (unsigned long long)g_allocator_calls, (unsigned long long)st.created);
-    gfx_text(r, 20.0f, y, 2, g_allocator_calls ? COLOR_DROP : COLOR_USED, line);
+             (unsigned long long)t->allocator_calls, (unsigned long long)st.created);
+    gfx_text(r, 20.0f, y, 2, t->allocator_calls ? COLOR_DROP : COLOR_USED, line);
     if (!headless)
         gfx_text(r, 20.0f, SCREEN_H - 22.0f, 2, COLOR_DIM,
                  "Up/Down rate   +/- slots   R drop/reclaim   Esc quit");
@@ -468,11 +267,11 @@ static void handle_key(turret *t, SDL_Keycode key, bool *quit)
     case SDLK_PLUS:
     case SDLK_EQUALS:
     case SDLK_KP_PLUS:
-        if (t->slots < MAX_SLOTS && turret_pool_build(t, t->slots + 1)) t->pool_rebuilds++;
+        turret_resize(t, +1);
         break;
     case SDLK_MINUS:
     case SDLK_KP_MINUS:
-        if (t->slots > MIN_SLOTS && turret_pool_build(t, t->slots - 1)) t->pool_rebuilds++;
+        turret_resize(t, -1);
         break;
     default: break;
     }
@@ -501,7 +300,7 @@ int main(int argc, char **argv)
         return 1;
     }
     /* From here on, the pool's allocator must stay silent. */
-    g_allocator_calls = 0;
+    t.allocator_calls = 0;
 
     // Main loop
     //------------------------------------------------------------------------------------------
@@ -548,14 +347,12 @@ int main(int argc, char **argv)
     printf("reclaimed=%llu\n", (unsigned long long)t.shots_reclaimed);
     printf("members_built=%llu\n", (unsigned long long)st.created);
     printf("buffer_bytes=%zu\n", t.buffer_bytes);
-    printf("allocator_calls_after_start=%llu\n", (unsigned long long)g_allocator_calls);
+    printf("allocator_calls_after_start=%llu\n", (unsigned long long)t.allocator_calls);
     printf("pool_rebuilds=%llu\n", (unsigned long long)t.pool_rebuilds);
 
     // De-Initialization
     //------------------------------------------------------------------------------------------
-    sp_release_all(t.pool);
-    sp_pool_destroy(t.pool);
-    free(t.buffer);
+    turret_fini(&t);
     gfx_close(&target);
     return rc;
 }

@@ -394,6 +394,48 @@ void a_priority_hook_sees_the_objects(void **) {
 
 } // namespace
 
+// A constructor that spawns into its own saturated RECLAIM pool must not be handed the member it
+// is being built in (the reclaim's oldest): the object would be its own child, two owners of one
+// member. The member under construction is busy, as in a C hook, so the nested acquire gets
+// nullptr (one line: nothing can be reclaimed).
+struct spawner;
+static sp::pool<spawner> *spawner_pool;
+struct spawner {
+    spawner *child;
+    int depth;
+    explicit spawner(int d) : child(nullptr), depth(d) {
+        if (d > 0) child = spawner_pool->acquire(d - 1);
+    }
+};
+
+void a_constructor_spawning_into_its_saturated_pool_is_not_given_its_own_member(void **) {
+    sp::pool<spawner>::options opt;
+    opt.name = "spawners";
+    opt.max = 1;
+    opt.overflow = SP_OVERFLOW_RECLAIM;
+    opt.order = SP_ORDER_ACQUISITION;
+    sp::pool<spawner> pool(opt);
+    spawner_pool = &pool;
+    spawner *a = pool.acquire(1);
+    assert_non_null(a);
+    assert_null(a->child); // nothing to reclaim: not a second owner of a
+    assert_int_equal(a->depth, 1);
+    assert_int_equal(pool.leased(), 1);
+    assert_non_null(pool.acquire_force(0)); // outside construction a reclaim takes a again
+    spawner_pool = nullptr;
+}
+
+// An acquisition through the C calls on get() with an argument of its own (documented as not
+// constructing) gets raw memory: the wrapper's on_acquire never takes a foreign `arg` for its
+// construction call.
+void a_c_acquisition_with_its_own_argument_is_not_taken_for_a_construction(void **) {
+    sp::pool<spawner> pool("raw");
+    int token = 42;
+    void *raw = sp_acquire_with(pool.get(), &token);
+    assert_non_null(raw);
+    assert_int_equal(sp_release(pool.get(), raw), SP_OK);
+}
+
 int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(acquire_constructs_with_the_callers_arguments),
@@ -411,6 +453,8 @@ int main() {
         cmocka_unit_test(trivial_types_get_plain_members),
         cmocka_unit_test(a_fixed_buffer_pool_holds_objects),
         cmocka_unit_test(a_priority_hook_sees_the_objects),
+        cmocka_unit_test(a_constructor_spawning_into_its_saturated_pool_is_not_given_its_own_member),
+        cmocka_unit_test(a_c_acquisition_with_its_own_argument_is_not_taken_for_a_construction),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

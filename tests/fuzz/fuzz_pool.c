@@ -9,8 +9,18 @@
    are compared: stats and counters, the leased set and its order (sp_first/sp_next, sp_each,
    sp_release_all, sp_leased_each, the reclaim victim: acquisition order or slot order, per pool),
    handle validity (current, stale, foreign and forged handles, and the one sp_acquire_handle
-   gives), hook calls and their order, member contents across lives, allocator traffic and log
-   lines. Any disagreement prints what differed and traps, so libFuzzer saves the input.
+   gives), hook calls and their order, member contents across lives, allocator traffic and every
+   log line (each pool's, the registry's: exactly the lines the model predicts). Any
+   disagreement prints what differed and traps, so libFuzzer saves the input.
+
+   Hooks do more than record (op "hook program"): on_acquire spawns a child in a later pool and
+   on_release sends it back, each nested call checked against that pool's model inside the hook;
+   on_release releases a partner in its own pool; and every hook may try a forbidden call on its
+   own pool (clear, trim, destroy, registry remove, releasing its own member), which must be
+   refused with one line and no change. The registry's lookups and refusals have their own op,
+   and an sp_dense has its own model (fuzz_dense.c). Behaviour still being built elsewhere is
+   behind the FZ_MODEL_* switches of fuzz.h. At exit the fuzzer prints how many operations were
+   model-checked, and how fast.
 
    The model does not guess what the contract leaves open (which free member is handed out, which
    free members trim disposes): it accepts any answer the contract allows and learns from it.
@@ -19,13 +29,16 @@
 
    Semantics come from include/spawnpool.h and issue 2 ("Semantics"). Build: tests/fuzz/
    CMakeLists.txt (clang only); run: `make fuzz` (or briefly in `make test`). */
-#define _POSIX_C_SOURCE 200112L /* posix_memalign under -std=c11 */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign, clock_gettime under -std=c11 */
 #include <spawnpool.h>
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "fuzz.h"
 
 /* White-box: the library's own check of its internal invariants (src/sp_internal.h). */
 bool sp__pool_check(const sp_pool *pool);
@@ -41,38 +54,53 @@ void sp__tags_reset(void);
 #define FZ_STALE 48         /* remembered handles of ended lives, per pool */
 #define FZ_DEAD 16          /* remembered pointers of disposed members, per pool */
 #define FZ_EVENTS 512       /* hook calls recorded during one operation */
-#define FZ_OPS 320          /* operations per input */
+#define FZ_OPS 4096         /* operations per input (an input of -max_len bytes runs out first) */
 #define FZ_BLOCKS 1024      /* live allocator blocks per pool */
 
 /* ---------------------------------------------------------------------------------------------
-   Failure reporting
+   Failure reporting and the operation count
    ------------------------------------------------------------------------------------------ */
 
-static int fz_op_index;
-static const char *fz_op_name = "setup";
+int fz_op_index;
+const char *fz_op_name = "setup";
+uint64_t fz_ops_checked, fz_dense_ops;
+static uint64_t fz_inputs;
+static uint64_t fz_nested_checked; /* calls hooks made on other pools, checked in the hook */
+static uint64_t fz_refusals_checked; /* forbidden calls from hooks/callbacks, refused as modelled */
+static struct timespec fz_started;
 
-static void fz_fail(const char *what, int line) {
-    fprintf(stderr, "fuzz_pool: MISMATCH (fuzz_pool.c:%d) during op #%d %s: %s\n", line,
+static double fz_elapsed(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - fz_started.tv_sec) + (double)(now.tv_nsec - fz_started.tv_nsec) * 1e-9;
+}
+
+/* The line `make fuzz` ends with (libFuzzer exits through exit(), so atexit handlers run). */
+static void fz_summary(int divergences) {
+    double s = fz_elapsed();
+    fprintf(stderr, "fuzz: %llu model-checked operations, %d divergence%s (%llu inputs, %.1f ops/input, "
+            "%.0f s, %.0f ops/s)\n", (unsigned long long)fz_ops_checked, divergences,
+            divergences == 1 ? "" : "s", (unsigned long long)fz_inputs,
+            fz_inputs ? (double)fz_ops_checked / (double)fz_inputs : 0.0, s,
+            s > 0 ? (double)fz_ops_checked / s : 0.0);
+    fprintf(stderr, "fuzz: of which %llu on sp_dense; besides, %llu calls from hooks into other pools and "
+            "%llu refused calls from hooks and callbacks were checked\n", (unsigned long long)fz_dense_ops,
+            (unsigned long long)fz_nested_checked, (unsigned long long)fz_refusals_checked);
+}
+
+static void fz_summary_at_exit(void) {
+    static int printed; /* libFuzzer may run the exit handlers twice */
+    if (!printed++) fz_summary(0);
+}
+
+void fz_fail(const char *what, int line, const char *file) {
+    const char *base = strrchr(file, '/');
+    fprintf(stderr, "fuzz_pool: MISMATCH (%s:%d) during op #%d %s: %s\n", base ? base + 1 : file, line,
             fz_op_index, fz_op_name, what);
+    fz_summary(1);
     fflush(stderr);
     __builtin_trap();
 }
-#define FZ_CHECK(cond, what)                                                                      \
-    do {                                                                                          \
-        if (!(cond)) fz_fail(what, __LINE__);                                                     \
-    } while (0)
-
-/* ---------------------------------------------------------------------------------------------
-   Input decoding: the bytes run out into zeros, so every input is a valid program
-   ------------------------------------------------------------------------------------------ */
-
-typedef struct fz_input {
-    const uint8_t *data;
-    size_t size, pos;
-} fz_input;
-
-static unsigned fz_byte(fz_input *in) { return in->pos < in->size ? in->data[in->pos++] : 0u; }
-static int fz_done(const fz_input *in) { return in->pos >= in->size; }
 
 /* ---------------------------------------------------------------------------------------------
    Allocator: checks the allocator contract (sizes given back, alignment) and can fail on demand
@@ -124,7 +152,7 @@ static void fz_free_fn(void *ptr, size_t size, void *user) {
             return;
         }
     }
-    fz_fail("free of a block this allocator did not hand out (or a double free)", __LINE__);
+    fz_fail("free of a block this allocator did not hand out (or a double free)", __LINE__, __FILE__);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -142,6 +170,8 @@ typedef struct fz_member {
     sp_handle partner; /* re-entrant pools: on_release releases this member of the same pool */
     int last_life;     /* its slot is in its last life: the next release retires it */
     int retired;       /* retired during the current operation; dropped from the model after */
+    int child_slot;    /* -1, or the pool whose member `child` on_acquire spawned for it */
+    sp_handle child;   /* released by on_release when its life still lasts */
 } fz_member;
 
 enum { EV_CREATE = 1, EV_ACQUIRE, EV_RELEASE, EV_DISPOSE, EV_NESTED_RELEASE };
@@ -151,6 +181,8 @@ typedef struct fz_event {
     void *ptr;
     const void *arg;
     sp_result result; /* EV_NESTED_RELEASE: what the hook's sp_release returned */
+    int child_slot;   /* EV_ACQUIRE: the child on_acquire spawned (-1: none) */
+    sp_handle child;
 } fz_event;
 
 enum { HK_CREATE = 1, HK_ACQUIRE = 2, HK_RELEASE = 4, HK_DISPOSE = 8 };
@@ -174,6 +206,15 @@ typedef struct fz_pool {
     unsigned char *buffer_block;
     size_t buffer_size;
     uint64_t tag; /* pool tag bits of its handles, learnt from the first one (0: unknown) */
+    /* What the hooks do besides recording (op "hook program"): on_acquire spawns a child in
+       pool child_slot (a later slot, so that nesting ends), through sp_spawn or sp_acquire_with;
+       on_release sends it back, through sp_registry_release or sp_release. The hooks in
+       misuse_hooks (HK_ bits) try the forbidden call `misuse` (FZ_MISUSE_) on their own pool. */
+    int child_slot;
+    int child_spawn, child_registry;
+    int misuse;
+    unsigned misuse_hooks;
+    unsigned callback_misuse; /* FZ_MODEL_GUARDS: what priority tries (FZ_MISUSE_) */
 
     fz_member m[FZ_MEMBERS];
     size_t n;    /* known members */
@@ -189,7 +230,12 @@ typedef struct fz_pool {
     fz_event ev[FZ_EVENTS];
     size_t ev_n;
     int in_hook;
-    int warn_lines; /* WARN and ERROR lines logged */
+    int warn_lines; /* WARN and ERROR lines logged (a hook's refused call, once checked, is
+                       taken off again) */
+    int lines_expected; /* what the model says warn_lines is after each operation */
+    int resolve_lines;  /* "resolve of handle" warnings: counted apart (fz_resolve_foreign) */
+    int resolve_expected;
+    uint64_t foreign_resolves; /* handles of other pools it was asked to resolve */
     char last_log_pool[32];
 
     fz_alloc alloc;
@@ -202,6 +248,29 @@ static size_t fz_order_n;
 static uint64_t fz_serial;
 static int fz_stack_object; /* an address no pool owns */
 static int fz_incarnation;     /* names pools uniquely within one input */
+static int fz_reg_lines, fz_reg_expected; /* lines through the registry's own logger */
+static fz_pool *fz_tearing_down;  /* the pool sp_clear / sp_pool_destroy is running on */
+static int fz_registry_destroying;
+static int fz_registry_bulk; /* sp_registry_release_all runs: hooks leave children alone */
+#if FZ_MODEL_TAG_LIVES
+#  define FZ_GONE 64
+static sp_handle fz_gone[FZ_GONE]; /* handles of destroyed pools: never resolve again */
+static size_t fz_gone_n, fz_gone_pos;
+#endif
+
+/* Forbidden calls a hook (or a callback) makes on its own pool; each must be refused with one
+   line naming the pool, and change nothing. */
+enum {
+    FZ_MISUSE_NONE,
+    FZ_MISUSE_CLEAR,
+    FZ_MISUSE_TRIM,
+    FZ_MISUSE_DESTROY,
+    FZ_MISUSE_REMOVE,        /* sp_registry_remove of its own pool */
+    FZ_MISUSE_RELEASE_SELF,  /* the member the hook is processing */
+    FZ_MISUSE_ACQUIRE,       /* dispose during clear/destroy; priority (FZ_MODEL_GUARDS) */
+    FZ_MISUSE_REG_DESTROY,   /* sp_registry_destroy (FZ_MODEL_GUARDS) */
+    FZ_MISUSE_COUNT
+};
 
 static size_t fz_leased_count(const fz_pool *p) {
     size_t k = 0;
@@ -283,7 +352,91 @@ static void fz_record(fz_pool *p, int kind, void *item, const void *arg) {
     p->ev[p->ev_n].ptr = item;
     p->ev[p->ev_n].arg = arg;
     p->ev[p->ev_n].result = SP_OK;
+    p->ev[p->ev_n].child_slot = 0;
+    p->ev[p->ev_n].child = sp_handle_null();
     p->ev_n++;
+}
+
+static void *fz_op_acquire(fz_pool *p, int kind, unsigned b);
+static void fz_release_ok(fz_pool *p, fz_member *mb, sp_result r);
+static fz_member *fz_find_life(fz_pool *p, sp_handle h);
+
+/* A forbidden call on p's own pool from inside one of its hooks or callbacks: refused with
+   exactly one line naming the pool, nothing changed (stats, registry). The line is checked here
+   and then taken off, so that the operation's own line count stays the model's. */
+static void fz_try_misuse(fz_pool *p, int kind, void *item) {
+    if (!p->pool || kind == FZ_MISUSE_NONE) return;
+    sp_stats before, after;
+    sp_stats_get(p->pool, &before);
+    int lines = p->warn_lines, reg_lines = fz_reg_lines;
+    size_t count = sp_registry_count(fz_reg);
+    switch (kind) {
+    case FZ_MISUSE_CLEAR:
+        FZ_CHECK(sp_clear(p->pool) == 0, "sp_clear from a hook of its pool disposed members");
+        break;
+    case FZ_MISUSE_TRIM:
+        FZ_CHECK(sp_trim(p->pool, 0) == 0, "sp_trim from a hook of its pool disposed members");
+        break;
+    case FZ_MISUSE_DESTROY:
+        sp_pool_destroy(p->pool);
+        break;
+    case FZ_MISUSE_REMOVE: {
+        sp_result r = sp_registry_remove(fz_reg, p->name);
+#if FZ_MODEL_REGISTRY_API
+        FZ_CHECK(r != SP_OK, "sp_registry_remove from a hook of its pool returned SP_OK (issue 9 item 10)");
+#else
+        (void)r; /* SP_OK on this library though the destroy was refused (issue 9 item 10) */
+#endif
+        if (!fz_registry_destroying) /* (then sp_registry_get is refused too) */
+            FZ_CHECK(sp_registry_get(fz_reg, p->name) == p->pool, "a refused sp_registry_remove unregistered the pool");
+        break;
+    }
+    case FZ_MISUSE_RELEASE_SELF:
+        FZ_CHECK(sp_release(p->pool, item) != SP_OK, "a hook released the member it is processing");
+        break;
+    case FZ_MISUSE_ACQUIRE:
+        FZ_CHECK(sp_acquire(p->pool) == NULL, "an acquisition the pool must refuse got a member");
+        break;
+    default: /* FZ_MISUSE_REG_DESTROY */
+        sp_registry_destroy(fz_reg);
+        break;
+    }
+    sp_stats_get(p->pool, &after);
+    FZ_CHECK(memcmp(&before, &after, sizeof before) == 0, "a refused call changed the pool's stats");
+    FZ_CHECK(sp_registry_count(fz_reg) == count, "a refused call changed the registry");
+    if (kind == FZ_MISUSE_REG_DESTROY || kind == FZ_MISUSE_REMOVE) { /* either logger may say it */
+        FZ_CHECK(p->warn_lines + fz_reg_lines == lines + reg_lines + 1, "a refused registry call must log one line");
+        if (p->warn_lines == lines) {
+            fz_reg_lines--;
+            fz_refusals_checked++;
+            return;
+        }
+    } else {
+        FZ_CHECK(p->warn_lines == lines + 1 && fz_reg_lines == reg_lines, "a refused call must log exactly one line");
+    }
+    FZ_CHECK(strcmp(p->last_log_pool, p->name) == 0, "the refusal does not name the pool");
+    p->warn_lines--;
+    fz_refusals_checked++;
+}
+
+/* What a hook tries: everything above but an acquisition (which is allowed, except from
+   dispose while the pool is cleared or destroyed) and a registry destroy (FZ_MODEL_GUARDS). */
+static void fz_hook_misuse(fz_pool *p, unsigned hook, void *item) {
+    if (!(p->misuse_hooks & hook)) return;
+    int kind = p->misuse;
+#if FZ_MODEL_GUARDS
+    if (kind == FZ_MISUSE_ACQUIRE && (hook != HK_DISPOSE || (fz_tearing_down != p && !fz_registry_destroying)))
+        return;
+#else
+    if (kind == FZ_MISUSE_ACQUIRE) return;
+#endif
+#if !FZ_MODEL_REGISTRY_API
+    if (kind == FZ_MISUSE_REG_DESTROY) return;
+    /* registry calls from dispose while the registry destroys its pools read freed entries
+       without the registry's refusals (issue 9 item 2) */
+    if (kind == FZ_MISUSE_REMOVE && fz_registry_destroying) return;
+#endif
+    fz_try_misuse(p, kind, item);
 }
 
 static void fz_hook_create(void *item, void *user) {
@@ -292,10 +445,26 @@ static void fz_hook_create(void *item, void *user) {
     for (size_t i = 0; i < p->item_size; i++) FZ_CHECK(b[i] == 0, "create got a member that is not zeroed");
     memset(item, 0xC5, p->item_size); /* the constructed state, which must survive every life */
     fz_record(p, EV_CREATE, item, NULL);
+    fz_hook_misuse(p, HK_CREATE, item);
 }
 
+/* on_acquire may spawn a child in a later pool (a ship its exhaust): the nested acquisition is
+   checked against that pool's model right here, and the child is remembered with the event. */
 static void fz_hook_acquire(void *item, const void *arg, void *user) {
-    fz_record((fz_pool *)user, EV_ACQUIRE, item, arg);
+    fz_pool *p = (fz_pool *)user;
+    fz_record(p, EV_ACQUIRE, item, arg);
+    size_t at = p->ev_n - 1u;
+    fz_hook_misuse(p, HK_ACQUIRE, item);
+    if (p->child_slot <= 0 || !p->pool) return;
+    fz_pool *c = &fz_pools[p->child_slot];
+    if (!c->pool) return;
+    void *r = fz_op_acquire(c, p->child_spawn ? 3 : 1, 0);
+    fz_nested_checked++;
+    if (!r) return;
+    fz_member *cm = fz_find(c, r);
+    FZ_CHECK(cm != NULL && cm->leased, "a spawned child is not leased in its pool's model");
+    p->ev[at].child_slot = p->child_slot;
+    p->ev[at].child = cm->handle;
 }
 
 /* In a re-entrant pool a member may hold the handle of a partner in the same pool, as a parent
@@ -305,6 +474,22 @@ static void fz_hook_acquire(void *item, const void *arg, void *user) {
 static void fz_hook_release(void *item, void *user) {
     fz_pool *p = (fz_pool *)user;
     fz_record(p, EV_RELEASE, item, NULL);
+    fz_hook_misuse(p, HK_RELEASE, item);
+    /* A parent sends its child back to the child's pool, if the child still lives. */
+    fz_member *parent = fz_find(p, item);
+    if (parent && parent->child_slot > 0 && !fz_registry_bulk) {
+        fz_pool *c = &fz_pools[parent->child_slot];
+        sp_handle ch = parent->child;
+        parent->child_slot = 0;
+        fz_member *cm = c->pool ? fz_find_life(c, ch) : NULL;
+        void *cp = c->pool ? sp_resolve(c->pool, ch) : NULL;
+        FZ_CHECK(cp == (cm ? (void *)cm->ptr : NULL), "a child's handle resolves otherwise than the model says");
+        if (cm) {
+            sp_result r = p->child_registry ? sp_registry_release(fz_reg, cp) : sp_release(c->pool, cp);
+            fz_release_ok(c, cm, r);
+            fz_nested_checked++;
+        }
+    }
     /* In either order, iteration does not visit a member whose on_release is running. */
     size_t k = 0;
     for (const void *it = sp_first(p->pool); it; it = sp_next(p->pool, it)) {
@@ -341,12 +526,17 @@ static void fz_hook_dispose(void *item, void *user) {
         fz_check_contents(p, mb, "dispose: member contents changed (constructed state lost)");
     }
     fz_record(p, EV_DISPOSE, item, NULL);
+    fz_hook_misuse(p, HK_DISPOSE, item);
 }
 
 static double fz_hook_priority(const void *item, void *user) {
     fz_pool *p = (fz_pool *)user;
     fz_member *mb = fz_find(p, item);
     FZ_CHECK(mb != NULL && mb->leased, "priority asked about a member that is not leased");
+#if FZ_MODEL_GUARDS
+    /* a pure scoring function: every pool call on its own pool is refused (decision 1) */
+    fz_try_misuse(p, (int)p->callback_misuse, (void *)(uintptr_t)item);
+#endif
     return (double)mb->prio;
 }
 
@@ -354,8 +544,18 @@ static void fz_logger(sp_log_level level, const char *pool_name, const char *mes
     fz_pool *p = (fz_pool *)user;
     FZ_CHECK(message != NULL && pool_name != NULL, "log line with a NULL name or message");
     if (level == SP_LOG_INFO) return;
+    if (strncmp(message, "resolve of handle", 17) == 0) {
+        p->resolve_lines++;
+        return;
+    }
     p->warn_lines++;
     snprintf(p->last_log_pool, sizeof p->last_log_pool, "%s", pool_name);
+}
+
+static void fz_reg_logger(sp_log_level level, const char *name, const char *message, void *user) {
+    (void)user;
+    FZ_CHECK(message != NULL && name != NULL, "registry log line with a NULL name or message");
+    if (level != SP_LOG_INFO) fz_reg_lines++;
 }
 
 /* Takes the next recorded hook call, which must be `kind` on `ptr` (NULL: any pointer), when
@@ -458,19 +658,65 @@ static void fz_check_stats(fz_pool *p) {
     }
 }
 
+/* Resolving another pool's handle: NULL, and a warning. This library warns every time; with
+   FZ_MODEL_RATE_LIMITS (issue 11 item 9) the first time, then when the count reaches a power of
+   two. A stale handle of the pool's own is silent. */
+static void *fz_resolve_foreign(fz_pool *p, sp_handle h) {
+    void *r = sp_resolve(p->pool, h);
+    uint64_t n = ++p->foreign_resolves;
+#if FZ_MODEL_RATE_LIMITS
+    if ((n & (n - 1u)) == 0) p->resolve_expected++;
+#else
+    (void)n;
+    p->resolve_expected++;
+#endif
+    return r;
+}
+
 /* Every handle of an ended life, and every live handle of another pool, resolves to NULL. */
 static void fz_check_foreign_handles(fz_pool *p) {
     for (size_t i = 0; i < p->stale_n; i++)
         FZ_CHECK(sp_resolve(p->pool, p->stale[i]) == NULL, "a stale handle still resolves");
+#if FZ_MODEL_TAG_LIVES
+    /* (Until the pool issued a handle its tag is unknown, and nothing of it can resolve.) */
+    for (size_t i = 0; i < fz_gone_n && p->tag; i++) {
+        if (((fz_gone[i].id & FZ_TAG_MASK) | 1u) != p->tag) {
+            FZ_CHECK(fz_resolve_foreign(p, fz_gone[i]) == NULL, "a destroyed pool's handle resolves in a later pool");
+            continue;
+        }
+        /* its tag came back: the handle must not resolve (its warning, stale or forged, is not
+           modelled) */
+        FZ_CHECK(sp_resolve(p->pool, fz_gone[i]) == NULL, "a destroyed pool's handle resolves in a later pool");
+        p->resolve_expected = p->resolve_lines;
+    }
+#endif
+    /* Another pool's handles: a few each time, in turn (each logs a formatted warning, which
+       would otherwise cost more than the rest of the check). */
+    static size_t turn;
     for (int q = 0; q < FZ_POOLS; q++) {
         fz_pool *o = &fz_pools[q];
         if (o == p || !o->pool) continue;
-        for (size_t i = 0; i < o->stale_n; i++)
-            FZ_CHECK(sp_resolve(p->pool, o->stale[i]) == NULL, "another pool's stale handle resolves");
-        for (size_t i = 0; i < o->n; i++)
-            if (o->m[i].leased)
-                FZ_CHECK(sp_resolve(p->pool, o->m[i].handle) == NULL, "another pool's handle resolves");
+        for (int k = 0; k < 4; k++, turn++) {
+            if (o->stale_n)
+                FZ_CHECK(fz_resolve_foreign(p, o->stale[turn % o->stale_n]) == NULL, "another pool's stale handle resolves");
+            const fz_member *mb = o->n ? &o->m[turn % o->n] : NULL;
+            if (mb && mb->leased)
+                FZ_CHECK(fz_resolve_foreign(p, mb->handle) == NULL, "another pool's handle resolves");
+        }
     }
+}
+
+/* The leased members in the pool's order (insertion sort: a few dozen members). */
+static size_t fz_sorted(fz_pool *p, const fz_member **out) {
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const fz_member *mb = &p->m[i];
+        if (!mb->leased) continue;
+        size_t j = k++;
+        for (; j > 0 && fz_key(p, out[j - 1]) > fz_key(p, mb); j--) out[j] = out[j - 1];
+        out[j] = mb;
+    }
+    return k;
 }
 
 /* What sp_leased_each visited, in its order. */
@@ -493,24 +739,27 @@ static void fz_check_pool(fz_pool *p) {
     fz_check_stats(p);
 
     /* The leased set in the pool's order: oldest acquisition first, or ascending slot index. */
+    static const fz_member *order[FZ_MEMBERS];
+    size_t leased = fz_sorted(p, order);
     const void *it = sp_first(p->pool);
-    size_t leased = fz_leased_count(p);
-    const fz_member *want = fz_first_at(p, 0);
     for (size_t k = 0; k < leased; k++) {
-        FZ_CHECK(want != NULL && it == want->ptr,
-                 p->memory ? "sp_first/sp_next order differs from slot order"
-                           : "sp_first/sp_next order differs from acquisition order");
+        FZ_CHECK(it == order[k]->ptr, p->memory ? "sp_first/sp_next order differs from slot order"
+                                                : "sp_first/sp_next order differs from acquisition order");
         it = sp_next(p->pool, it);
-        want = fz_first_at(p, fz_key(p, want) + 1u);
     }
     FZ_CHECK(it == NULL, "sp_next visits more members than are leased");
+#if FZ_MODEL_ITER
+    size_t steps = 0;
+    for (sp_iter cur = sp_iter_first(p->pool); cur.item; sp_iter_next(p->pool, &cur), steps++)
+        FZ_CHECK(steps < leased && cur.item == order[steps]->ptr, "the cursor's order differs from the pool's order");
+    FZ_CHECK(steps == leased, "the cursor visits fewer members than are leased");
+#endif
     static fz_walk w;
     w.n = 0;
     FZ_CHECK(sp_leased_each(p->pool, fz_walk_fn, &w) == leased && w.n == leased,
              "sp_leased_each miscounts the leased members");
-    want = fz_first_at(p, 0);
-    for (size_t k = 0; k < w.n; k++, want = fz_first_at(p, fz_key(p, want) + 1u))
-        FZ_CHECK(want != NULL && w.seen[k] == want->ptr, "sp_leased_each order differs from the pool's order");
+    for (size_t k = 0; k < w.n; k++)
+        FZ_CHECK(w.seen[k] == order[k]->ptr, "sp_leased_each order differs from the pool's order");
 
     for (size_t i = 0; i < p->n; i++) {
         const fz_member *mb = &p->m[i];
@@ -527,9 +776,17 @@ static void fz_check_pool(fz_pool *p) {
     fz_check_foreign_handles(p);
 }
 
+/* After every operation: every pool's stats, and every log line the model predicted and no
+   other (resolve warnings aside: fz_op_handles). */
 static void fz_check_all_cheap(void) {
-    for (int i = 0; i < FZ_POOLS; i++)
-        if (fz_pools[i].pool) fz_check_stats(&fz_pools[i]);
+    for (int i = 0; i < FZ_POOLS; i++) {
+        fz_pool *p = &fz_pools[i];
+        if (!p->pool) continue;
+        fz_check_stats(p);
+        FZ_CHECK(p->warn_lines == p->lines_expected, "the pool logged other lines than the model predicts");
+        FZ_CHECK(p->resolve_lines == p->resolve_expected, "the pool's resolve warnings differ from the model");
+    }
+    FZ_CHECK(fz_reg_lines == fz_reg_expected, "the registry logged other lines than the model predicts");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -570,13 +827,34 @@ static void fz_expect_disposal_of_all(fz_pool *p) {
     fz_events_done(p, pos);
 }
 
+/* A pool is going: the children other pools' members hold in it are forgotten (a later pool in
+   the slot is another pool), and its handles join those that must never resolve again. */
+static void fz_forget_pool(int slot) {
+    for (int q = 0; q < FZ_POOLS; q++)
+        for (size_t i = 0; i < fz_pools[q].n; i++)
+            if (fz_pools[q].m[i].child_slot == slot) fz_pools[q].m[i].child_slot = 0;
+#if FZ_MODEL_TAG_LIVES
+    const fz_pool *p = &fz_pools[slot];
+    for (size_t i = 0; i < p->n + p->stale_n; i++) {
+        sp_handle h = i < p->n ? p->m[i].handle : p->stale[i - p->n];
+        if (sp_handle_is_null(h)) continue;
+        fz_gone[fz_gone_pos] = h;
+        fz_gone_pos = (fz_gone_pos + 1u) % FZ_GONE;
+        if (fz_gone_n < FZ_GONE) fz_gone_n++;
+    }
+#endif
+}
+
 static void fz_slot_destroy(int slot, int via_remove) {
     fz_pool *p = &fz_pools[slot];
     if (!p->pool) return;
     size_t leased = fz_leased_count(p);
     int warn_before = p->warn_lines;
+    fz_forget_pool(slot);
     if (via_remove) {
+        fz_tearing_down = p;
         FZ_CHECK(sp_registry_remove(fz_reg, p->name) == SP_OK, "sp_registry_remove of a registered pool failed");
+        fz_tearing_down = NULL;
     }
     fz_expect_disposal_of_all(p);
     if (leased > 0) FZ_CHECK(p->warn_lines > warn_before, "destroy with leased members logged no leak");
@@ -599,7 +877,7 @@ static void fz_slot_create(int slot, unsigned order, fz_input *in) {
     unsigned b0 = fz_byte(in), b1 = fz_byte(in), b2 = fz_byte(in);
 
     memset(p, 0, sizeof *p);
-    p->policy = (sp_overflow)(b0 % 3);
+    p->policy = (sp_overflow)((b0 & 3u) == 3u ? SP_OVERFLOW_RECLAIM : (b0 & 3u)); /* bits 0-1 */
     p->hooks = (b0 >> 2) & 15u;
     p->has_priority = (int)((b0 >> 6) & 1u);
     p->fixed = (int)((b0 >> 7) & 1u);
@@ -753,6 +1031,7 @@ static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
     mb->leased = 1;
     mb->last_life = 0;
     mb->partner = sp_handle_null();
+    mb->child_slot = 0;
     mb->seq = ++p->next_seq;
     mb->prio = prio;
     mb->handle = sp_handle_of(p->pool, mb->ptr);
@@ -800,6 +1079,15 @@ typedef struct fz_acq {
     int fail_before, warn_before;
 } fz_acq;
 
+/* The child on_acquire spawned for mb's new life (its event is the last one taken, at pos-1). */
+static void fz_adopt_child(fz_pool *p, fz_member *mb, size_t pos) {
+    if (!(p->hooks & HK_ACQUIRE) || pos == 0) return;
+    const fz_event *e = &p->ev[pos - 1u];
+    FZ_CHECK(e->kind == EV_ACQUIRE && e->ptr == mb->ptr, "model: the child's event is not the acquisition");
+    mb->child_slot = e->child_slot;
+    mb->child = e->child;
+}
+
 /* Checks the result r of an acquisition, and the hook calls from *pos, against what the model
    says the pool must do in its current state. Called again when a reclaim retired its victim
    (an exhausted slot): the library then starts the acquisition over. */
@@ -825,6 +1113,7 @@ static void fz_acquire_expect(fz_pool *p, const fz_acq *a, void *r, size_t *pos)
         if ((p->hooks & HK_ACQUIRE)) FZ_CHECK(p->ev[*pos - 1].arg == a->arg, "on_acquire got the wrong arg");
         p->expect.acquired++;
         fz_new_life(p, mb, a->prio, 0);
+        fz_adopt_child(p, mb, *pos);
         fz_events_done(p, *pos);
         FZ_CHECK(p->warn_lines == a->warn_before, "an ordinary acquire logged a warning");
         return;
@@ -862,6 +1151,7 @@ static void fz_acquire_expect(fz_pool *p, const fz_acq *a, void *r, size_t *pos)
         /* still leased all along: the contents are the caller's */
         if (p->hooks & HK_CREATE) fz_check_contents(p, victim, "reclaim changed the member's contents");
         fz_new_life(p, victim, a->prio, 0);
+        fz_adopt_child(p, victim, *pos);
         fz_events_done(p, *pos);
         FZ_CHECK(p->warn_lines == a->warn_before, "a reclaim is an expected condition and must be silent");
         return;
@@ -882,11 +1172,14 @@ static void fz_acquire_expect(fz_pool *p, const fz_acq *a, void *r, size_t *pos)
     p->expect.created++;
     p->expect.acquired++;
     if (saturated) {
+        /* GROW warns when the count past max reaches 1, 2, 4, 8...: no spam */
         p->expect.grown_past_max++;
+        if ((p->expect.grown_past_max & (p->expect.grown_past_max - 1u)) == 0) p->lines_expected++;
     } else {
         FZ_CHECK(p->warn_lines == a->warn_before, "an ordinary build logged a warning");
     }
     fz_new_life(p, mb, a->prio, 1);
+    fz_adopt_child(p, mb, *pos);
     fz_events_done(p, *pos);
 }
 
@@ -903,8 +1196,9 @@ static const char *fz_acquire_name(int kind) {
     return names[kind];
 }
 
-/* An acquisition of `kind` (see fz_acquire_kind) with priority b % 4. */
-static void fz_op_acquire(fz_pool *p, int kind, unsigned b) {
+/* An acquisition of `kind` (see fz_acquire_kind) with priority b % 4. Returns the member (NULL
+   also when the model's arrays could not hold what it would build: then nothing is called). */
+static void *fz_op_acquire(fz_pool *p, int kind, unsigned b) {
     static const char arg_object = 0;
     kind = fz_acquire_kind(kind, b);
     fz_acq a;
@@ -913,7 +1207,7 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned b) {
     a.prio = b % 4;
     size_t free_before = p->anon + (p->n - fz_leased_count(p));
     int builds = free_before == 0 && (!fz_saturated(p) || p->policy == SP_OVERFLOW_GROW);
-    if (builds && p->n + 1 >= FZ_MEMBERS) return; /* keep within the model's arrays */
+    if (builds && p->n + 1 >= FZ_MEMBERS) return NULL; /* keep within the model's arrays */
     a.fail_before = p->alloc.fail_hits;
     a.calls_before = p->alloc.calls;
     a.warn_before = p->warn_lines;
@@ -945,8 +1239,11 @@ static void fz_op_acquire(fz_pool *p, int kind, unsigned b) {
         }
     }
     if (free_before > 0) FZ_CHECK(p->alloc.calls == a.calls_before, "acquire of a free member called the allocator");
+    /* each failed allocation logs one line ("out of memory: ...") */
+    p->lines_expected += p->alloc.fail_hits - a.fail_before;
     size_t pos = 0;
     fz_acquire_expect(p, &a, r, &pos);
+    return r;
 }
 
 /* The member's slot jumps to its last life (white-box): its handle changes, and its next
@@ -977,6 +1274,7 @@ static void fz_expect_misuse(fz_pool *p, sp_result got, sp_result want, sp_resul
     fz_events_done(p, 0);
     FZ_CHECK(p->warn_lines == warn_before + 1, "a misuse must log exactly one warning");
     FZ_CHECK(strcmp(p->last_log_pool, p->name) == 0, "the misuse warning does not name the pool");
+    p->lines_expected++;
 }
 
 static void fz_op_release(fz_pool *p, fz_input *in) {
@@ -1017,6 +1315,7 @@ static void fz_op_release(fz_pool *p, fz_input *in) {
         FZ_CHECK(sp_registry_owner(fz_reg, &fz_stack_object) == NULL, "sp_registry_owner claims a foreign pointer");
         FZ_CHECK(sp_registry_release(fz_reg, &fz_stack_object) == SP_ERR_FOREIGN,
                  "sp_registry_release accepted a foreign pointer");
+        fz_reg_expected++; /* through the registry's logger: no pool owns it */
         return;
     case 6: /* NULL is a no-op */
         FZ_CHECK(sp_release(p->pool, NULL) == SP_OK, "sp_release(NULL) is not a no-op");
@@ -1035,6 +1334,7 @@ static void fz_op_release(fz_pool *p, fz_input *in) {
         if (!mb) return;
         FZ_CHECK(sp_registry_release(fz_reg, mb->ptr) == SP_ERR_NOT_LEASED, "registry double release");
         FZ_CHECK(p->warn_lines == warn_before + 1, "a misuse must log exactly one warning");
+        p->lines_expected++;
         fz_events_done(p, 0);
         return;
     default: /* an interior pointer through the registry */
@@ -1042,6 +1342,8 @@ static void fz_op_release(fz_pool *p, fz_input *in) {
         mb = &p->m[b % p->n];
         FZ_CHECK(sp_registry_release(fz_reg, mb->ptr + 1) == SP_ERR_FOREIGN,
                  "registry release of an interior pointer");
+        FZ_CHECK(p->warn_lines == warn_before + 1, "a misuse must log exactly one warning");
+        p->lines_expected++;
         fz_events_done(p, 0);
         return;
     }
@@ -1074,6 +1376,7 @@ static void fz_op_prewarm(fz_pool *p, size_t n) {
     int fail_before = p->alloc.fail_hits;
     size_t got = sp_prewarm(p->pool, n);
     if (got != want) FZ_CHECK(got < want && p->alloc.fail_hits > fail_before, "sp_prewarm built the wrong number");
+    p->lines_expected += p->alloc.fail_hits - fail_before; /* one "out of memory" line each */
     size_t pos = 0;
     for (size_t k = 0; k < got; k++) {
         void *c = fz_take(p, &pos, EV_CREATE, NULL, "prewarm: create once per built member");
@@ -1135,7 +1438,9 @@ static void fz_op_trim(fz_pool *p, size_t keep) {
 
 static void fz_op_clear(fz_pool *p) {
     size_t size = p->n + p->anon;
+    fz_tearing_down = p;
     size_t got = sp_clear(p->pool);
+    fz_tearing_down = NULL;
     FZ_CHECK(got == size, "sp_clear returned the wrong count");
     /* Every life ends (a life that cannot advance retires its slot, here too). */
     for (size_t i = 0; i < p->n; i++) {
@@ -1206,7 +1511,15 @@ static void fz_op_handles(fz_pool *p, fz_input *in) {
     void *want = NULL;
     for (size_t i = 0; i < p->n; i++)
         if (p->m[i].leased && p->m[i].handle.id == forged) want = p->m[i].ptr;
+    if (!p->tag && forged) return; /* no handle yet: whether it is foreign cannot be told */
+    if (forged && ((forged & FZ_TAG_MASK) | 1u) != p->tag) {
+        FZ_CHECK(fz_resolve_foreign(p, h) == NULL, "a handle with another pool's tag resolved");
+        return;
+    }
     FZ_CHECK(sp_resolve(p->pool, h) == want, "a forged handle resolved");
+    /* Own tag: stale (silent) or a slot or life that never was (a warning); the model does not
+       track the highest life of every slot, so it takes the count as it is. */
+    p->resolve_expected = p->resolve_lines;
 }
 
 /* Walks the leased members releasing some of them, as a game's update loop does. */
@@ -1228,14 +1541,14 @@ static void fz_op_iterate_release(fz_pool *p, unsigned bits) {
 static void fz_op_set_overflow(fz_pool *p, unsigned b) {
     sp_overflow want = (sp_overflow)(b % 4); /* 3: not a policy */
     int valid = b % 4 != 3 && !(p->fixed && want == SP_OVERFLOW_GROW);
-    int warn_before = p->warn_lines;
     sp_result r = sp_set_overflow(p->pool, want);
-    (void)warn_before;
     if (valid) {
         FZ_CHECK(r == SP_OK, "sp_set_overflow refused a valid policy");
         p->policy = want;
     } else {
+        /* misuse: one line naming the pool (ERROR REPORTING AND LOGGING in the header) */
         FZ_CHECK(r == SP_ERR_INVALID, "sp_set_overflow accepted an invalid policy");
+        p->lines_expected++;
     }
 }
 
@@ -1257,6 +1570,7 @@ typedef struct fz_each_ctx {
     unsigned acquires;      /* acquisitions the callback may still make */
     int acquire_kind;       /* as in fz_op_acquire */
     int release_others;     /* the callback releases other members too */
+    int misuse;             /* FZ_MODEL_GUARDS: a forbidden call fn tries on every visit */
 } fz_each_ctx;
 
 /* Acquisition order: the visit after the life `self` (acquired as number `seq`). Whatever fn
@@ -1284,6 +1598,7 @@ static bool fz_each_fn(void *item, void *user) {
         FZ_CHECK(mb != NULL && mb->leased, "sp_each visited a member that is not leased");
     }
     c->visits++;
+    fz_try_misuse(p, c->misuse, item);
     /* What the walk may know before fn runs: the visited life and its neighbours' (mb may be
        retired and forgotten by a release below: the array moves, so it is not used after). */
     uint64_t seq = mb->seq;
@@ -1315,9 +1630,10 @@ static bool fz_each_fn(void *item, void *user) {
 /* `extra` (5 bits) drives the callback: up to extra & 3 acquisitions of kind (extra >> 2) & 3,
    and releases of other members when extra & 16. (Before acquisition-order pools took them, an
    input's extra bits in such a pool went unused.) */
-static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra) {
+static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra, int misuse) {
     static fz_each_ctx c;
     memset(&c, 0, sizeof c);
+    c.misuse = misuse;
     c.p = p;
     c.bits = bits;
     c.stop_at = stop_at;
@@ -1337,6 +1653,37 @@ static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
         FZ_CHECK(c.expect == NULL, "sp_each ended before the last leased member");
     }
 }
+
+#if FZ_MODEL_ITER
+/* The same walk with the cursor (decision 8): sp_each's rules for a pool that changes under it,
+   the loop body doing what fz_each_fn does. */
+static void fz_op_iter(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra) {
+    static fz_each_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.bits = bits;
+    c.stop_at = stop_at;
+    c.acquires = extra & 3u;
+    c.acquire_kind = (int)((extra >> 2) & 3u);
+    c.release_others = (int)((extra >> 4) & 1u);
+    if (!p->memory) {
+        const fz_member *first = fz_first_at(p, 0);
+        c.expect = first ? first->ptr : NULL;
+    }
+    int stopped = 0;
+    for (sp_iter it = sp_iter_first(p->pool); it.item; sp_iter_next(p->pool, &it)) {
+        if (!fz_each_fn(it.item, &c)) {
+            stopped = 1;
+            break;
+        }
+    }
+    if (!stopped && p->memory) {
+        FZ_CHECK(fz_first_at(p, c.from) == NULL, "the cursor ended before the last leased slot");
+    } else if (!stopped) {
+        FZ_CHECK(c.expect == NULL, "the cursor ended before the last leased member");
+    }
+}
+#endif
 
 /* a takes b as its partner (b's current life), unless that would close a cycle. */
 static void fz_op_link(fz_pool *p, unsigned ba, unsigned bb) {
@@ -1359,7 +1706,117 @@ static void fz_op_registry(fz_input *in) {
     FZ_CHECK(sp_registry_get(fz_reg, "nobody") == NULL, "sp_registry_get of an unknown name");
     FZ_CHECK(sp_spawn(fz_reg, "nobody", NULL) == NULL, "sp_spawn of an unknown name");
     FZ_CHECK(sp_registry_remove(fz_reg, "nobody") == SP_ERR_INVALID, "sp_registry_remove of an unknown name");
+#if FZ_MODEL_REGISTRY_API
+    fz_reg_expected += 2; /* spawn and remove of an unknown name are misuse: one line each (a
+                             lookup, sp_registry_get, stays silent) */
+#endif
     (void)in;
+}
+
+/* What p's hooks do from now on (see fz_pool): a child pool (a later slot), how children are
+   spawned and sent back, and which forbidden call which hooks try. */
+static void fz_op_program(fz_pool *p, unsigned a, unsigned b) {
+    int slot = (int)(p - fz_pools);
+    int child = (int)(a % FZ_POOLS);
+    p->child_slot = child > slot ? child : 0;
+    p->child_spawn = (int)((a >> 2) & 1u);
+    p->child_registry = (int)((a >> 3) & 1u);
+    p->callback_misuse = (a >> 4) % FZ_MISUSE_COUNT;
+    p->misuse = (int)(b % FZ_MISUSE_COUNT);
+    p->misuse_hooks = (b >> 3) & 15u;
+}
+
+/* The registry's lookups and refusals across the pools it holds. */
+static void fz_op_registry_more(fz_pool *p, fz_input *in) {
+    unsigned sub = fz_byte(in) % 8, b = fz_byte(in);
+    switch (sub) {
+    case 0: /* names: every live pool, and none of the names it had before */
+        for (int q = 0; q < FZ_POOLS; q++) {
+            const fz_pool *o = &fz_pools[q];
+            if (o->pool) FZ_CHECK(sp_registry_get(fz_reg, o->name) == o->pool, "sp_registry_get misses a pool");
+        }
+        {
+            char old[16];
+            snprintf(old, sizeof old, "p%d_%d", (int)(b % FZ_POOLS), (int)(b >> 2) % 1000);
+            sp_pool *got = sp_registry_get(fz_reg, old);
+            int live = 0;
+            for (int q = 0; q < FZ_POOLS; q++)
+                if (fz_pools[q].pool && strcmp(fz_pools[q].name, old) == 0) live = 1;
+            FZ_CHECK(live || got == NULL, "sp_registry_get found a pool that is gone");
+        }
+        break;
+    case 1: /* ownership of every member of every pool, and of what no pool owns */
+        for (int q = 0; q < FZ_POOLS; q++) {
+            const fz_pool *o = &fz_pools[q];
+            if (!o->pool) continue;
+            for (size_t i = 0; i < o->n; i++)
+                FZ_CHECK(sp_registry_owner(fz_reg, o->m[i].ptr) == o->pool, "sp_registry_owner names the wrong pool");
+        }
+        FZ_CHECK(sp_registry_owner(fz_reg, NULL) == NULL, "sp_registry_owner(NULL)");
+        FZ_CHECK(sp_registry_release(fz_reg, NULL) == SP_OK, "sp_registry_release(NULL) is not a no-op");
+        break;
+    case 2: { /* a leased member of any pool, sent home through the registry */
+        fz_pool *o = &fz_pools[b % FZ_POOLS];
+        if (!o->pool) break;
+        fz_member *mb = fz_pick_member(o, b >> 2, 1);
+        if (!mb) break;
+        fz_release_ok(o, mb, sp_registry_release(fz_reg, mb->ptr));
+        fz_check_pool(o);
+        break;
+    }
+    case 3: { /* a duplicate name: refused, one line through the desc's logger */
+        sp_desc d = {0};
+        d.item_size = 8;
+        d.logger.log = fz_logger;
+        d.logger.user = p;
+        FZ_CHECK(sp_registry_add(fz_reg, p->name, &d) == NULL, "a duplicate registry name was accepted");
+        p->lines_expected++;
+        break;
+    }
+    case 4: { /* an empty name or no desc: refused, one line through the registry's logger */
+        sp_desc d = {0};
+        d.item_size = 8;
+        FZ_CHECK(sp_registry_add(fz_reg, (b & 1) ? "" : "nameless", (b & 1) ? &d : NULL) == NULL,
+                 "sp_registry_add without a name or desc was accepted");
+        fz_reg_expected++;
+        break;
+    }
+#if FZ_MODEL_REGISTRY_API
+    case 5: /* sp_registry_resolve: every live handle of every pool, and none that ended */
+        for (int q = 0; q < FZ_POOLS; q++) {
+            fz_pool *o = &fz_pools[q];
+            if (!o->pool) continue;
+            for (size_t i = 0; i < o->n; i++)
+                if (o->m[i].leased)
+                    FZ_CHECK(sp_registry_resolve(fz_reg, o->m[i].handle) == o->m[i].ptr,
+                             "sp_registry_resolve misses a live handle");
+            for (size_t i = 0; i < o->stale_n; i++)
+                FZ_CHECK(sp_registry_resolve(fz_reg, o->stale[i]) == NULL, "sp_registry_resolve of a stale handle");
+        }
+        break;
+    case 6: { /* scene teardown: every leased member of every pool through on_release */
+        size_t leased = 0;
+        for (int q = 0; q < FZ_POOLS; q++)
+            if (fz_pools[q].pool) leased += fz_leased_count(&fz_pools[q]);
+        fz_registry_bulk = 1; /* the hooks leave the children to the call itself */
+        size_t got = sp_registry_release_all(fz_reg);
+        fz_registry_bulk = 0;
+        size_t top = 0;
+        for (size_t k = 0; k < fz_order_n; k++) {
+            fz_pool *o = &fz_pools[fz_order[k]];
+            size_t pos = 0;
+            for (fz_member *mb; (mb = fz_first_at(o, 0)) != NULL; top++)
+                fz_release_chain(o, &pos, mb, "sp_registry_release_all: on_release in each pool's order");
+            fz_events_done(o, pos);
+        }
+        FZ_CHECK(got >= top && got <= leased, "sp_registry_release_all returned the wrong count");
+        break;
+    }
+#endif
+    default:
+        fz_op_registry(in);
+        break;
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1370,13 +1827,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_input in = {data, size, 0};
+    if (fz_inputs++ == 0) {
+        clock_gettime(CLOCK_MONOTONIC, &fz_started);
+        atexit(fz_summary_at_exit);
+    }
     fz_op_index = 0;
     fz_op_name = "setup";
     fz_serial = 0;
     fz_order_n = 0;
     fz_incarnation = 0;
     sp__tags_reset(); /* every input starts from a fresh process's tag table */
-    fz_reg = sp_registry_create();
+    fz_reg_lines = fz_reg_expected = 0;
+#if FZ_MODEL_TAG_LIVES
+    fz_gone_n = fz_gone_pos = 0;
+#endif
+    sp_registry_desc rd = {{NULL, NULL, NULL}, {fz_reg_logger, NULL}};
+    fz_reg = sp_registry_create_with(&rd);
     FZ_CHECK(fz_reg != NULL, "sp_registry_create failed");
     /* The first byte: the pool count in its low 2 bits, then the orders of pools 0, 1 and 2 in
        2-bit fields (pool 3 shares pool 0's). A recreate takes its order from the bits above the
@@ -1392,7 +1858,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     for (fz_op_index = 1; fz_op_index <= FZ_OPS && !fz_done(&in); fz_op_index++) {
-        unsigned op = fz_byte(&in) % 20;
+        unsigned op = fz_byte(&in) % 24;
         fz_pool *p = fz_pick_pool(&in);
         if (!p && op != 17) continue;
         switch (op) {
@@ -1429,7 +1895,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             } else if (sub < 5) {
                 fz_op_name = "sp_each";
                 unsigned bits = fz_byte(&in), b = fz_byte(&in);
-                fz_op_each(p, bits, b % 8, b >> 3); /* (extra: bits that used to be ignored) */
+                fz_op_each(p, bits, b % 8, b >> 3, FZ_MISUSE_NONE); /* (extra: bits once ignored) */
+#if FZ_MODEL_ITER
+            } else if (sub == 7) {
+                fz_op_name = "sp_iter";
+                unsigned bits = fz_byte(&in), b = fz_byte(&in);
+                fz_op_iter(p, bits, b % 8, b >> 3);
+#endif
             } else {
                 fz_op_name = "iterate+release";
                 fz_op_iterate_release(p, fz_byte(&in));
@@ -1474,13 +1946,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             }
             break;
         }
-        default:
+        case 19:
             fz_op_name = "registry";
             fz_op_registry(&in);
             break;
+        case 20:
+            fz_op_name = "dense";
+            fz_dense_op(&in);
+            break;
+        case 21: {
+            fz_op_name = "hook program";
+            unsigned a = fz_byte(&in);
+            fz_op_program(p, a, fz_byte(&in));
+            break;
         }
-        fz_check_pool(p);
+        case 22:
+            fz_op_name = "registry lookups";
+            fz_op_registry_more(p, &in);
+            break;
+        default: {
+            /* callbacks that try what they must not: refused, one line, nothing changed */
+            unsigned misuse = fz_byte(&in) % FZ_MISUSE_COUNT;
+#if FZ_MODEL_GUARDS
+            fz_op_name = "sp_each trying a forbidden call";
+            unsigned bits = fz_byte(&in), b = fz_byte(&in);
+            if (misuse == FZ_MISUSE_RELEASE_SELF || misuse == FZ_MISUSE_ACQUIRE) misuse = FZ_MISUSE_CLEAR;
+            fz_op_each(p, bits, b % 8, b >> 3, (int)misuse);
+#else
+            /* sp_each callbacks are not guarded in this library (issue 9 item 3): what may be
+               tried here is a hook's forbidden call, from on_release via a release */
+            fz_op_name = "release whose hook tries a forbidden call";
+            if (misuse == FZ_MISUSE_ACQUIRE || misuse == FZ_MISUSE_REG_DESTROY) misuse = FZ_MISUSE_TRIM;
+            fz_member *mb = fz_pick_member(p, fz_byte(&in), 1);
+            if (!mb) break;
+            int saved = p->misuse;
+            unsigned saved_hooks = p->misuse_hooks;
+            p->misuse = (int)misuse;
+            p->misuse_hooks = HK_RELEASE;
+            fz_release_ok(p, mb, sp_release(p->pool, mb->ptr));
+            p->misuse = saved;
+            p->misuse_hooks = saved_hooks;
+#endif
+            break;
+        }
+        }
+        if (p) fz_check_pool(p);
         fz_check_all_cheap();
+        fz_ops_checked++;
     }
 
     fz_op_name = "teardown";
@@ -1490,7 +2002,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FZ_CHECK(sp_registry_count(fz_reg) == 0, "registry not empty after removing every pool");
     }
     for (int i = 0; i < FZ_POOLS; i++) fz_pools[i].alloc.fail_armed = 0;
+    fz_dense_teardown();
+    fz_registry_destroying = 1;
     sp_registry_destroy(fz_reg);
+    fz_registry_destroying = 0;
     for (int i = 0; i < FZ_POOLS; i++) {
         fz_pool *p = &fz_pools[i];
         if (!p->pool) continue;

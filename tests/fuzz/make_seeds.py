@@ -14,6 +14,9 @@ a recreate) and drive SP_ORDER_MEMORY pools through round-robin and priority rec
 with acquisitions inside, iteration and sp_release_all. The last seeds call sp_acquire_handle
 (bit 2 of an sp_acquire_with's byte; bits 3-4 its form) in every outcome (a free member, a build,
 a reclaim, a retirement, a drop) and acquire inside sp_each in SP_ORDER_ACQUISITION pools.
+The newest seeds program the hooks (children spawned in other pools and sent back, forbidden
+calls from every hook), the registry's lookups and refusals, and sp_dense in every policy; the
+last one is a long mixed program, so that libFuzzer starts near -max_len.
 Run it again only when the decoder changes:  python3 tests/fuzz/make_seeds.py
 """
 import os
@@ -24,6 +27,7 @@ OUT = os.path.join(HERE, "corpus")
 
 
 def config(policy, hooks, priority, fixed, size_idx, max_items, initial, chunk, reenter=0):
+    """Three configuration bytes; the decoder reads the policy from bits 0-1 (3: RECLAIM)."""
     b0 = policy | (hooks << 2) | (priority << 6) | (fixed << 7)
     b1 = size_idx | (chunk << 5) | (reenter << 7)
     b2 = max_items | (initial << 4)
@@ -84,12 +88,6 @@ def order_seeds(n):
     return [("seed-%02d-%s" % (n + 1 + i, suffix), data) for i, (suffix, data) in enumerate(out)]
 
 
-def policy_for(want, hooks, priority, fixed):
-    """The policy field for config() under which the decoder reads policy `want`: it takes the
-    whole first byte modulo 3, so the hook, priority and fixed bits shift what config() writes."""
-    return (want - ((hooks << 2) | (priority << 6) | (fixed << 7))) % 3
-
-
 def handle_each_seeds(n):
     """Seeds for sp_acquire_handle and for acquisitions inside sp_each in acquisition order."""
     rng = random.Random(20261130)
@@ -107,7 +105,7 @@ def handle_each_seeds(n):
     # visited (visited again at the end); then random walks with acquisitions. Then
     # sp_acquire_handle reclaims members in their last life, which retire: it builds and maps the
     # pointer back.
-    data = head(1, [ACQ]) + config(policy_for(RECLAIM, 15, 0, 0), 15, 0, 0, 3, 4, 0, 1, reenter=1)
+    data = head(1, [ACQ]) + config(RECLAIM, 15, 0, 0, 3, 4, 0, 1, reenter=1)
     data += handle(0, 0, 0) + handle(0, 1, 1)
     data += each(0, 0x2D, 0, 0b00101)
     data += handle(0, 2, 2) + handle(0, 3, 3) + handle(0, 1, 0)
@@ -124,8 +122,8 @@ def handle_each_seeds(n):
     # (pool 1). sp_acquire_handle drops (the null handle) once pool 0 is saturated, builds past
     # max in pool 1; inside sp_each, sp_acquire_force reclaims the lowest priority, the member
     # that was next, while the visited one stays (the walk skips it and visits its new life).
-    data = head(2, [ACQ, MEM]) + config(policy_for(DROP, 5, 1, 1), 5, 1, 1, 2, 3, 1, 0)
-    data += config(policy_for(GROW, 10, 0, 0), 10, 0, 0, 4, 2, 0, 1)
+    data = head(2, [ACQ, MEM]) + config(DROP, 5, 1, 1, 2, 3, 1, 0)
+    data += config(GROW, 10, 0, 0, 4, 2, 0, 1)
     data += handle(0, 3, 0) + handle(0, 0, 2) + handle(0, 3, 1) + handle(0, 2, 0) + handle(0, 1, 3)
     data += prio(0, 0, 3) + prio(0, 1, 0) + prio(0, 2, 3)
     data += each(0, 0x90, 0, 0b01001)
@@ -136,6 +134,93 @@ def handle_each_seeds(n):
     data += each(0, 0x4E, 0, 0b11001) + each(1, 0x73, 0, 0b00110)
     data += bytes(rng.randrange(256) for _ in range(220))
     out.append(("p0-f1-h5-o1", data))
+    return [("seed-%02d-%s" % (n + 1 + i, suffix), data) for i, (suffix, data) in enumerate(out)]
+
+
+# Operation bytes of the later decoder (op % 24): 20 dense, 21 hook program, 22 registry
+# lookups, 23 a release whose on_release tries a forbidden call.
+MISUSE_CLEAR, MISUSE_TRIM, MISUSE_DESTROY, MISUSE_REMOVE, MISUSE_RELEASE_SELF = 1, 2, 3, 4, 5
+HK_CREATE, HK_ACQUIRE, HK_RELEASE, HK_DISPOSE = 1, 2, 4, 8
+
+
+def program(pool, child, spawn, via_registry, misuse, misuse_hooks, callback_misuse=0):
+    """Op 21: what pool's hooks do (a child in pool `child`, a later slot; a forbidden call)."""
+    a = child | (spawn << 2) | (via_registry << 3) | (callback_misuse << 4)
+    return bytes([21, pool, a, misuse | (misuse_hooks << 3)])
+
+
+def dense_config(policy, fixed, on_move, invalid_first, size_idx, align_idx, chunk, max_items, initial):
+    """The first dense op creates the dense pool from these three bytes."""
+    b0 = policy | (fixed << 2) | (on_move << 3) | (invalid_first << 4)
+    b1 = size_idx | (align_idx << 3) | (chunk << 5)
+    return bytes([20, 0, b0, b1, max_items | (initial << 4)])
+
+
+def dense(sub, b, *extra):
+    return bytes([20, 0, sub, b]) + bytes(extra)
+
+
+def hook_registry_dense_seeds(n):
+    """Seeds for hooks that spawn and release across pools and try forbidden calls, for the
+    registry's lookups and refusals, and for sp_dense."""
+    rng = random.Random(20261201)
+    DROP, RECLAIM, GROW = 0, 1, 2
+    ACQ, MEM = 1, 2
+    out = []
+    # Three pools: ships (0) spawn exhaust (1) through sp_spawn, exhaust spawns sparks (2) with
+    # sp_acquire_with; releases send the children back through the registry and directly. The
+    # ships' hooks try sp_clear, the exhaust's sp_trim; then releases, reclaims and release_all.
+    data = head(3, [ACQ, MEM, 0]) + config(RECLAIM, 15, 0, 0, 3, 4, 1, 1, reenter=1)
+    data += config(DROP, 15, 1, 0, 4, 6, 0, 1) + config(GROW, 15, 0, 0, 1, 3, 1, 2)
+    data += program(0, 1, 1, 1, MISUSE_CLEAR, HK_ACQUIRE | HK_RELEASE)
+    data += program(1, 2, 0, 0, MISUSE_TRIM, HK_CREATE | HK_DISPOSE)
+    data += acquires(rng, 8, (0, 1, 2)) + bytes([11, 0]) + acquires(rng, 6, (0, 1))
+    data += bytes([8, 0, 0, 3, 8, 0, 1, 1, 14, 0, 2, 0x6D, 0b10101 << 3])
+    data += bytes([22, 0, 0, 0, 22, 0, 1, 0, 22, 0, 2, 5, 22, 0, 3, 0, 22, 0, 4, 1, 22, 0, 4, 0])
+    data += program(0, 2, 0, 0, MISUSE_DESTROY, HK_RELEASE | HK_DISPOSE) + acquires(rng, 6)
+    data += bytes([14, 0, 0]) + acquires(rng, 4) + bytes([17, 1, 1 | (MEM << 2)])
+    data += config(RECLAIM, 15, 0, 0, 2, 3, 0, 1) + acquires(rng, 8)
+    for _ in range(60):
+        data += bytes([rng.choice((0, 1, 2, 3, 8, 11, 21, 22, 23)), rng.randrange(3), rng.randrange(256),
+                       rng.randrange(256)])
+    data += bytes(rng.randrange(256) for _ in range(400))
+    out.append(("hooks-children-misuse", data))
+    # Every forbidden call from every hook, one pool at a time, and from on_release through op 23.
+    data = head(2, [MEM, ACQ]) + config(RECLAIM, 15, 1, 0, 3, 5, 2, 1) + config(DROP, 15, 0, 1, 2, 4, 1, 0)
+    for misuse in (MISUSE_CLEAR, MISUSE_TRIM, MISUSE_DESTROY, MISUSE_REMOVE, MISUSE_RELEASE_SELF):
+        data += program(0, 1, misuse & 1, misuse >> 1 & 1, misuse, 15) + acquires(rng, 7)
+        data += bytes([8, 0, 0, 2, 12, 0, 3, 13, 0, 0, 23, 0, misuse, 1, 23, 1, misuse, 0])
+    data += program(0, 0, 0, 0, 0, 0) + bytes([14, 0, 0, 11, 0])
+    for _ in range(80):
+        data += bytes([rng.randrange(24), rng.randrange(2), rng.randrange(256), rng.randrange(256)])
+    data += bytes(rng.randrange(256) for _ in range(300))
+    out.append(("hooks-every-misuse", data))
+    # sp_dense in each policy: adds until full, removes by index, pointer and handle (moves),
+    # refusals, the update loop, reserve, clear, lookups; beside a pool doing its own things.
+    for policy, fixed, max_items in ((RECLAIM, 0, 6), (DROP, 1, 5), (GROW, 0, 3), (RECLAIM, 1, 0)):
+        data = head(1, [0]) + config(DROP, 15, 0, 0, 3, 4, 1, 1)
+        data += dense_config(policy, fixed, 1, 1, rng.randrange(8), rng.randrange(4), rng.randrange(4),
+                             max_items, rng.randrange(4))
+        for _ in range(12):
+            data += dense(rng.randrange(4), rng.randrange(256))
+        data += dense(4, 2) + dense(4, 1) + dense(5, 0) + dense(5, 1) + dense(5, 2) + dense(5, 3) + dense(5, 4)
+        data += dense(6, 0) + dense(6, 1) + dense(6, 2, 7) + dense(6, 3) + dense(7, 0x5A) + dense(8, 40)
+        data += dense(10, 0) + dense(0, 3) + dense(9, 1, 0, 0) + dense(11, 0x30, 3)
+        for _ in range(10):
+            data += dense(rng.randrange(4), rng.randrange(256))
+        data += dense(9, 0) + acquires(rng, 4)
+        for _ in range(60):
+            data += dense(rng.randrange(12), rng.randrange(256), rng.randrange(256))
+        data += bytes(rng.randrange(256) for _ in range(200))
+        out.append(("dense-p%d-f%d" % (policy, fixed), data))
+    # A long mixed program (about 3 KB, ~900 operations): what -max_len lets libFuzzer grow to.
+    data = head(4, [ACQ, MEM, 0]) + config(RECLAIM, 15, 1, 0, 3, 8, 2, 1, reenter=1)
+    data += config(DROP, 15, 0, 0, 4, 6, 1, 2) + config(GROW, 10, 0, 0, 1, 5, 0, 1) + config(RECLAIM, 15, 0, 1, 2, 6, 1, 0)
+    data += program(0, 1, 1, 1, 0, 0) + program(1, 3, 0, 1, 0, 0) + program(2, 3, 1, 0, MISUSE_TRIM, HK_DISPOSE)
+    for _ in range(700):
+        op = rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 18, 19, 20, 22, 23))
+        data += bytes([op, rng.randrange(4), rng.randrange(256), rng.randrange(256)])
+    out.append(("long-mixed", data))
     return [("seed-%02d-%s" % (n + 1 + i, suffix), data) for i, (suffix, data) in enumerate(out)]
 
 
@@ -170,6 +255,7 @@ def main():
                     f.write(data)
     later = order_seeds(n)
     later += handle_each_seeds(n + len(later))
+    later += hook_registry_dense_seeds(n + len(later))
     for name, data in later:
         with open(os.path.join(OUT, name), "wb") as f:
             f.write(data)
