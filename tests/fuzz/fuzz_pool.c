@@ -1841,7 +1841,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #if FZ_MODEL_TAG_LIVES
     fz_gone_n = fz_gone_pos = 0;
 #endif
-    sp_registry_desc rd = {{NULL, NULL, NULL}, {fz_reg_logger, NULL}};
+    sp_registry_desc rd = {.logger = {.log = fz_reg_logger}};
     fz_reg = sp_registry_create_with(&rd);
     FZ_CHECK(fz_reg != NULL, "sp_registry_create failed");
     /* The first byte: the pool count in its low 2 bits, then the orders of pools 0, 1 and 2 in
