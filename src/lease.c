@@ -198,6 +198,10 @@ static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) 
         sp__log(p, p->destroying ? SP__MSG_DESTROYING : SP__MSG_CLEARING);
         return NULL;
     }
+    if (SP__UNLIKELY(p->allocating > 0)) { /* growth is under way: it would begin again inside */
+        sp__log(p, SP__MSG_IN_ALLOCATOR, "acquire");
+        return NULL;
+    }
     if (p->free_head != SP__NIL) { /* a hook may have freed one meanwhile */
         uint32_t idx = p->free_head;
         sp__slot *s = slot_at(p, idx);

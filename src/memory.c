@@ -90,12 +90,12 @@ static size_t books_dbg_bytes(const sp_pool *p, uint32_t n) { return round_up((s
 
 static bool books_commit(sp_pool *p, uint32_t cap) {
     size_t from = books_slots_bytes(p, p->slot_cap), to = books_slots_bytes(p, cap);
-    if (to > from && !p->vm.commit(p->reserved_books + from, to - from, p->vm.user)) return false;
+    if (to > from && !pool_commit(p, p->reserved_books + from, to - from)) return false;
 #if SP_DEBUG
     unsigned char *dbg = p->reserved_books + (size_t)SP__SLOT_LIMIT * p->slot_size;
     size_t dfrom = books_dbg_bytes(p, p->slot_cap), dto = books_dbg_bytes(p, cap);
-    if (dto > dfrom && !p->vm.commit(dbg + dfrom, dto - dfrom, p->vm.user)) {
-        if (to > from) p->vm.decommit(p->reserved_books + from, to - from, p->vm.user);
+    if (dto > dfrom && !pool_commit(p, dbg + dfrom, dto - dfrom)) {
+        if (to > from) pool_decommit(p, p->reserved_books + from, to - from);
         return false;
     }
     p->bytes += dto - dfrom;
@@ -173,7 +173,7 @@ static bool range_commit_more(sp_pool *p) {
     if (to > p->reserved_items_size) to = p->reserved_items_size;
     uint32_t count = (uint32_t)(to / p->stride < r->cap ? to / p->stride : r->cap);
     if (!slots_reserve(p, count)) return false;
-    if (!p->vm.commit(p->reserved_items + p->committed_items, to - p->committed_items, p->vm.user)) {
+    if (!pool_commit(p, p->reserved_items + p->committed_items, to - p->committed_items)) {
         sp__log(p, SP__MSG_NOMEM, "committing members");
         return false;
     }
@@ -273,7 +273,7 @@ void sp__ranges_release_empty(sp_pool *p) {
         size_t keep = round_up((size_t)built_end(p, r) * p->stride, p->page);
         if (keep < p->committed_items) {
             DBG_UNPOISON(p->reserved_items + keep, p->committed_items - keep);
-            p->vm.decommit(p->reserved_items + keep, p->committed_items - keep, p->vm.user);
+            pool_decommit(p, p->reserved_items + keep, p->committed_items - keep);
             p->bytes -= p->committed_items - keep;
             p->committed_items = keep;
             uint32_t count = (uint32_t)(keep / p->stride < r->cap ? keep / p->stride : r->cap);

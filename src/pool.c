@@ -400,8 +400,8 @@ void sp_pool_destroy(sp_pool *pool) {
     for (uint32_t c = pool_reserved(p) ? 1u : 0u; c < p->range_count; c++)
         if (p->ranges[c].items) pool_free(p, p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (pool_reserved(p)) {
-        p->vm.release(p->reserved_items, p->reserved_items_size, p->vm.user);
-        p->vm.release(p->reserved_books, p->reserved_books_size, p->vm.user);
+        pool_vm_release(p, p->reserved_items, p->reserved_items_size);
+        pool_vm_release(p, p->reserved_books, p->reserved_books_size);
     } else {
         pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
 #if SP_DEBUG
@@ -437,6 +437,10 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
     }
     if (pool->tearing_down) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_prewarm");
+        return 0;
+    }
+    if (pool->allocating > 0) { /* the growth that called the allocator is not done */
+        sp__log(pool, SP__MSG_IN_ALLOCATOR, "sp_prewarm");
         return 0;
     }
     size_t built = 0;

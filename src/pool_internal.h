@@ -156,13 +156,46 @@ static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) { return &p->dbg[i
 #endif
 
 
+/* The allocator's calls (alloc, free, and the vm's commit, decommit, release) are callbacks of
+   the pool made in the middle of growth, trim and teardown: they count as hooks (destroy, clear
+   and trim of the pool refused) and as allocating (acquisitions that would grow it, and
+   sp_prewarm, refused: see acquire_slow). Cold: memory is allocated on growth paths only. */
+#define SP__IN_ALLOCATOR(p, call)                                                                 \
+    do {                                                                                          \
+        (p)->hook_depth++;                                                                        \
+        (p)->allocating++;                                                                        \
+        call;                                                                                     \
+        (p)->allocating--;                                                                        \
+        (p)->hook_depth--;                                                                        \
+    } while (0)
+
+
 static inline void *pool_alloc(sp_pool *p, size_t size, size_t align) {
-    return p->allocator.alloc(size, align, p->allocator.user);
+    void *mem;
+    SP__IN_ALLOCATOR(p, mem = p->allocator.alloc(size, align, p->allocator.user));
+    return mem;
 }
 
 
 static inline void pool_free(sp_pool *p, void *ptr, size_t size) {
-    if (ptr) p->allocator.free(ptr, size, p->allocator.user);
+    if (ptr) SP__IN_ALLOCATOR(p, p->allocator.free(ptr, size, p->allocator.user));
+}
+
+
+static inline bool pool_commit(sp_pool *p, void *addr, size_t size) {
+    bool ok;
+    SP__IN_ALLOCATOR(p, ok = p->vm.commit(addr, size, p->vm.user));
+    return ok;
+}
+
+
+static inline void pool_decommit(sp_pool *p, void *addr, size_t size) {
+    SP__IN_ALLOCATOR(p, p->vm.decommit(addr, size, p->vm.user));
+}
+
+
+static inline void pool_vm_release(sp_pool *p, void *addr, size_t size) {
+    SP__IN_ALLOCATOR(p, p->vm.release(addr, size, p->vm.user));
 }
 
 

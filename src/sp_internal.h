@@ -176,6 +176,8 @@ struct sp_pool {
     int hook_depth;   /* hooks of this pool running right now (priority and sp_each
                          callbacks included) */
     int scoring;      /* priority callbacks running: acquire and release are refused */
+    int allocating;   /* allocator callbacks running (they count in hook_depth too): acquisitions
+                         that would grow the pool, and sp_prewarm, are refused */
     bool destroying;
     bool tearing_down; /* sp_clear or sp_pool_destroy running: acquisitions are refused */
     uint32_t doomed;   /* during a teardown: the free members still to dispose (the free list
@@ -234,7 +236,8 @@ struct sp_pool {
       "iteration stopped: its place was released and the pool has since made 2^31 acquisitions") \
     X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")                              \
     X(MSG_NO_RESERVE, SP_LOG_INFO,                                                                 \
-      "could not reserve %zu bytes of address space: growing in ranges instead")
+      "could not reserve %zu bytes of address space: growing in ranges instead")                  \
+    X(MSG_IN_ALLOCATOR, SP_LOG_WARN, "%s called from this pool's allocator: refused")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
