@@ -536,7 +536,7 @@ SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
    the loop body is not a hook: the pool's hooks' refusals do not apply to it. */
 typedef struct sp_iter {
     void *item;
-    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp;
+    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp, _last;
     uint64_t _origin;
 } sp_iter;
 

@@ -72,7 +72,15 @@ void *sp_next(const sp_pool *pool, const void *item) {
      - else its prev is (or it was the head): the member after the prev (the head) is;
      - else the first member whose stamp ranks after the member's (searched from the tail).
    Each is the first leased member after the place, so a walk never visits a life twice and
-   skips none. */
+   skips none.
+   A walk visits only members leased when it began (as sp_release_all releases them), so that a
+   callback that releases its member and acquires a replacement, or only acquires, cannot keep
+   it going: `_last` bounds it. Acquisition order: the newest stamp's rank at the start (members
+   acquired meanwhile are appended behind it, with newer stamps: the walk ends at the first of
+   them). Memory order keeps no stamps: `_last` is the slot after the last member leased at the
+   start, so members built meanwhile (growth) are not visited, while a member acquired meanwhile
+   into a free slot below it is, when it lies after the walk's place (knowing it is new would
+   cost the acquire path a store). */
 
 
 /* The word of a member that the cursor saw leased, as it must still be for the same life in the
@@ -105,7 +113,25 @@ static inline void cursor_fill(const sp_pool *p, sp_iter *it, uint32_t idx, uint
     it->_prev = prev;
     it->_prev_word = prev_word;
     it->_stamp = o->stamp;
-    it->_origin = p->stamp_origin;
+}
+
+
+/* Whether member idx of an acquisition-order pool was leased when the walk began. */
+static inline bool leased_at_start(const sp_pool *p, uint32_t idx, uint64_t origin, uint32_t last) {
+    return oslot_at(p, idx)->stamp - (uint32_t)origin <= last;
+}
+
+
+/* Where a memory-order walk stops: after the last slot whose member is leased now (O(slots
+   above it), which the walk would scan anyway). Members built later, by growth, lie above it or
+   in slots a trim emptied. */
+static uint32_t leased_end(const sp_pool *p) {
+    for (uint32_t c = p->range_count; c-- > 0;) {
+        const sp__range *r = &p->ranges[c];
+        for (uint32_t i = r->first + r->count; i-- > r->first;)
+            if (visible_leased(slot_at(p, i)->word)) return i + 1u;
+    }
+    return 0;
 }
 
 
@@ -128,7 +154,10 @@ static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
    again (see stamps_fresh: only after 2^31 acquisitions during one walk). */
 static uint32_t cursor_successor(const sp_pool *p, const sp_iter *it, bool *lost) {
     *lost = false;
-    if (!p->ordered) return sp__leased_from(p, it->_slot + 1u);
+    if (!p->ordered) {
+        uint32_t next = sp__leased_from(p, it->_slot + 1u);
+        return next < it->_last ? next : SP__NIL;
+    }
     if (still_leased(p, it->_slot, it->_word)) return slot_at(p, it->_slot)->next;
     if (still_leased(p, it->_next, it->_next_word)) return it->_next;
     if (it->_prev == SP__NIL) return p->lease_head;
@@ -152,6 +181,10 @@ sp_iter sp_iter_first(sp_pool *pool) {
     }
     sp__stamps_fresh(pool);
     cursor_at(pool, &it, sp__leased_first(pool));
+    if (it.item) {
+        it._origin = pool->stamp_origin;
+        it._last = pool->ordered ? (uint32_t)(pool->acquired - pool->stamp_origin) : leased_end(pool);
+    }
     return it;
 }
 
@@ -166,6 +199,19 @@ static SP__NOINLINE uint32_t walk_successor(const sp_pool *pool, const sp_iter *
 }
 
 
+/* The end of an acquisition-order walk at member idx (SP__NIL, or acquired after the walk
+   began). The stamps are ranked afresh only after 2^31 acquisitions in its callbacks: then
+   the ranks it started with mean nothing, and it ends here with a line. */
+static SP__NOINLINE bool walk_ends_at(const sp_pool *pool, uint32_t idx, uint64_t origin, uint32_t last) {
+    if (idx == SP__NIL) return true;
+    if (pool->stamp_origin != origin) {
+        sp__log(pool, SP__MSG_WALK_LOST);
+        return true;
+    }
+    return !leased_at_start(pool, idx, origin, last);
+}
+
+
 /* The steps sp_iter_next leaves out of line: a NULL pool, a cursor at the end, the end of a
    range in memory order, and a member that left its life in acquisition order. */
 static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
@@ -175,7 +221,9 @@ static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
         return;
     }
     if (!it || !it->item) return;
-    cursor_at(pool, it, walk_successor(pool, it));
+    uint32_t next = walk_successor(pool, it);
+    if (pool->ordered && walk_ends_at(pool, next, it->_origin, it->_last)) next = SP__NIL;
+    cursor_at(pool, it, next);
 }
 
 
@@ -188,15 +236,18 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
         const sp__oslot *o = oslot_at(pool, it->_slot);
         if (SP__LIKELY(cursor_word(o->s.word) == it->_word)) {
             uint32_t next = o->s.next;
-            if (next == SP__NIL)
+            if (next == SP__NIL || SP__UNLIKELY(!leased_at_start(pool, next, it->_origin, it->_last) &&
+                                                walk_ends_at(pool, next, it->_origin, it->_last)))
                 memset(it, 0, sizeof *it);
             else /* its prev is the member the cursor leaves */
                 cursor_fill(pool, it, next, it->_slot, it->_word);
             return;
         }
-    } else { /* the rest of the top range */
+    } else { /* the rest of the top range, below the walk's end */
         uint32_t in_top = it->_slot + 1u - pool->top_first;
-        for (uint32_t i = in_top; i < pool->top_count; i++) {
+        uint32_t stop = it->_last > pool->top_first ? it->_last - pool->top_first : 0u;
+        if (stop > pool->top_count) stop = pool->top_count;
+        for (uint32_t i = in_top; i < stop; i++) {
             if (visible_leased(plain_slot_at(pool, pool->top_first + i)->word)) {
                 it->_slot = pool->top_first + i;
                 it->item = (void *)(pool->top_items + (uintptr_t)i * pool->stride);
@@ -213,8 +264,10 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
    read again after every call. */
 static size_t each_in_memory_order(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
+    const uint32_t end = leased_end(pool); /* members built meanwhile lie at or above it */
     for (uint32_t c = 0; c < pool->range_count; c++) {
         for (uint32_t i = 0; i < pool->ranges[c].count; i++) {
+            if (pool->ranges[c].first + i >= end) return n;
             if (!visible_leased(slot_at(pool, pool->ranges[c].first + i)->word)) continue;
             n++;
             pool->hook_depth++;
@@ -241,6 +294,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     size_t n = 0;
     sp__stamps_fresh(pool);
     const uint64_t origin = pool->stamp_origin; /* moves only after 2^31 acquisitions in fn */
+    const uint32_t last = (uint32_t)(pool->acquired - origin); /* the newest member's rank */
     for (uint32_t idx = pool->lease_head; idx != SP__NIL;) {
         const sp__oslot *o = oslot_at(pool, idx);
         uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = o->prev, stamp = o->stamp;
@@ -253,12 +307,15 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
         pool->hook_depth--;
         if (!go_on) break;
         o = oslot_at(pool, idx); /* fn may have moved the slots (growth) */
-        if (SP__LIKELY(cursor_word(o->s.word) == word)) {
+        if (SP__LIKELY(cursor_word(o->s.word) == word))
             idx = o->s.next;
-            continue;
+        else {
+            sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, last, origin};
+            idx = walk_successor(pool, &it);
         }
-        sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, origin};
-        idx = walk_successor(pool, &it);
+        if (idx != SP__NIL && SP__UNLIKELY(!leased_at_start(pool, idx, origin, last)) &&
+            walk_ends_at(pool, idx, origin, last))
+            break;
     }
     return n;
 }
