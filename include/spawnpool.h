@@ -43,8 +43,10 @@
     members of any pool, its own included, except the member it is processing. Refused inside
     any hook of a pool (one line each, nothing changes): sp_pool_destroy, sp_clear and sp_trim
     of that pool. `priority` callbacks, the callbacks of sp_each and sp_leased_each, and the
-    pool's logger (while it logs one of the pool's lines) count as hooks of their pool too. The
-    allocator's functions must not call the pool they allocate for. While sp_clear or sp_pool_destroy runs, every acquisition from that
+    pool's logger (while it logs one of the pool's lines) count as hooks of their pool too, and
+    so do the allocator's functions (they run in the middle of growth, trim and teardown): inside
+    them, moreover, acquisitions that would grow the pool (none is free) and sp_prewarm of it
+    are refused (NULL and a line, not a drop). While sp_clear or sp_pool_destroy runs, every acquisition from that
     pool is refused (NULL and a line, not a drop), so dispose cannot be handed a member that the
     teardown then destroys; releasing other members from dispose is fine (on_release runs, then
     dispose). docs/safety.md has the whole table of what each callback may do.
@@ -509,15 +511,20 @@ SP_API void *sp_next(const sp_pool *pool, const void *item);
 /* Calls fn(item, user) for every leased member in the pool's order, until fn returns false.
    fn may release and acquire any members, the one it is given included; the walk keeps its
    place (by slot, life and acquisition stamp, not by a link that a release could stale) and
-   goes on at the first leased member after it:
-   SP_ORDER_ACQUISITION: members acquired meanwhile come after every other and are visited;
+   goes on at the first leased member after it. It visits only members leased when it began
+   (as sp_release_all releases them), so it always ends, whatever fn acquires: a callback that
+   releases its member and acquires a replacement visits each member once.
+   SP_ORDER_ACQUISITION: members acquired meanwhile come after every other and are not visited;
      a member released before the walk reaches it is skipped. Every life is visited at most
      once, however long a member has been leased (the 32-bit acquisition stamps are ranked
      afresh once per 2^31 acquisitions, O(leased)). Only a walk whose own callbacks make 2^31
      acquisitions, and then release the member, its neighbours and all, loses its place: it
      ends there with an info line.
-   SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie after the current one
-     in memory order; a member released meanwhile is skipped.
+   SP_ORDER_MEMORY: keeps no acquisition stamps, so it tells new members by place: the walk ends
+     after the last slot leased when it began. Members built meanwhile (growth) are not visited;
+     a member acquired meanwhile into a free slot before that end is visited when it lies after
+     the current one (a replacement takes the slot just freed, behind the walk); a member
+     released meanwhile is skipped.
    fn counts as a hook of the pool: sp_pool_destroy, sp_clear and sp_trim of it are refused.
    @return members visited. O(leased) (SP_ORDER_MEMORY: O(slots), in address order), no
    lookups: the fastest way to update them all. */
@@ -533,7 +540,8 @@ SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
    `item` is the current member, NULL at the end; the other fields are the cursor's own. No
    lookups: each step reads the bookkeeping of the member and its two neighbours. A cursor needs
    no cleanup (leave the loop at any time) and belongs to one pool. Unlike an sp_each callback,
-   the loop body is not a hook: the pool's hooks' refusals do not apply to it. */
+   the loop body is not a hook: the pool's hooks' refusals do not apply to it. Like sp_each, it
+   visits only members leased when sp_iter_first made it. */
 typedef struct sp_iter {
     void *item;
     uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp, _last;
@@ -541,7 +549,8 @@ typedef struct sp_iter {
 } sp_iter;
 
 /* A cursor at the first leased member (item NULL when none, or for a NULL pool). O(1)
-   (SP_ORDER_MEMORY: O(slots before it)); once per 2^31 acquisitions O(leased) (see sp_each). */
+   (SP_ORDER_MEMORY: O(slots before it and after the last leased one)); once per 2^31
+   acquisitions O(leased) (see sp_each). */
 SP_API sp_iter sp_iter_first(sp_pool *pool);
 
 /* Moves it to the next leased member (item NULL at the end; a cursor at the end stays there).
