@@ -303,7 +303,10 @@ void sp__ranges_release_empty(sp_pool *p) {
 /* Builds one member in a slot with memory (adding room if none is left) and returns its
    index, neither free nor leased yet; SP__NIL when there is no room or no memory. */
 uint32_t sp__member_build(sp_pool *p, bool past_max) {
-    if (p->unbuilt_head == SP__NIL && (p->fixed || !range_add(p, past_max))) return SP__NIL;
+    /* Room added over retired slots (a trimmed range growing back) gains none: add more. Ends:
+       each step commits more of the reserved range or adds a range with a usable slot. */
+    while (p->unbuilt_head == SP__NIL)
+        if (p->fixed || !range_add(p, past_max)) return SP__NIL;
     uint32_t idx = p->unbuilt_head;
     sp__slot *s = slot_at(p, idx);
     p->unbuilt_head = s->next;
