@@ -307,9 +307,9 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
         pool->hook_depth--;
         if (!go_on) break;
         o = oslot_at(pool, idx); /* fn may have moved the slots (growth) */
-        if (SP__LIKELY(cursor_word(o->s.word) == word))
+        if (SP__LIKELY(cursor_word(o->s.word) == word)) {
             idx = o->s.next;
-        else {
+        } else {
             sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, last, origin};
             idx = walk_successor(pool, &it);
         }
