@@ -4,8 +4,10 @@
 # prints the command otherwise; SP_NO_INSTALL=1 never installs. Then CMake configures, builds, runs.
 #   make demo       the fountain demo: pooled vs spawn-and-destroy         (build/demo)
 #   make examples   every example and demo, into build/demo/examples/     (build/demo)
-#   make test       every test: the cmocka suite (gcc, optimised; build/release) + valgrind, and
-#                   again with clang, ASan+UBSan (build/asan) + fuzzer ~25 s, clang-tidy, cppcheck
+#   make test       every test: the cmocka suite (gcc, optimised; build/release) + valgrind, the
+#                   suite and the fuzz corpus again with every pool in the fallback's ranges (no
+#                   virtual memory; build/fallback), and again with clang, ASan+UBSan
+#                   (build/asan) + fuzzer ~25 s, clang-tidy, cppcheck
 #   make install    the libraries, headers, CMake package and pkg-config files into PREFIX
 #   make bench      the benchmark suite (QUICK=1: about a minute); results in build/bench/results/
 #   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
@@ -45,6 +47,9 @@ test:
 	$(CMAKE) --build $(BUILD)/release -j $(JOBS)
 	cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS)
 	JOBS=$(JOBS) tools/valgrind_tests.sh $(BUILD)/release/tests
+	$(CMAKE) -S . -B $(BUILD)/fallback -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_NO_VIRTUAL_MEMORY=ON -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
+	$(CMAKE) --build $(BUILD)/fallback -j $(JOBS)
+	cd $(BUILD)/fallback && ctest --output-on-failure -j $(JOBS) -E '^(vendor_consumer|install_consumer)$$'
 	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)

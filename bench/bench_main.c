@@ -832,7 +832,7 @@ static void run_steady(size_t n, size_t item_size) {
         sp_pool *pool = sp_pool_create(&(sp_desc){
             .name = "steady", .item_size = item_size, .max = n,
             .overflow = variants[v].policy,
-            .allocator = {counting_alloc, counting_free, &calls}});
+            .allocator = {.alloc = counting_alloc, .free = counting_free, .user = &calls}});
         if (pool == NULL) {
             fprintf(stderr, "spbench: steady: sp_pool_create failed\n");
             continue;

@@ -43,8 +43,10 @@
     members of any pool, its own included, except the member it is processing. Refused inside
     any hook of a pool (one line each, nothing changes): sp_pool_destroy, sp_clear and sp_trim
     of that pool. `priority` callbacks, the callbacks of sp_each and sp_leased_each, and the
-    pool's logger (while it logs one of the pool's lines) count as hooks of their pool too. The
-    allocator's functions must not call the pool they allocate for. While sp_clear or sp_pool_destroy runs, every acquisition from that
+    pool's logger (while it logs one of the pool's lines) count as hooks of their pool too, and
+    so do the allocator's functions (they run in the middle of growth, trim and teardown): inside
+    them, moreover, acquisitions that would grow the pool (none is free) and sp_prewarm of it
+    are refused (NULL and a line, not a drop). While sp_clear or sp_pool_destroy runs, every acquisition from that
     pool is refused (NULL and a line, not a drop), so dispose cannot be handed a member that the
     teardown then destroys; releasing other members from dispose is fine (on_release runs, then
     dispose). docs/safety.md has the whole table of what each callback may do.
@@ -123,8 +125,15 @@
 
     MEMORY
     ======
-    Memory is reserved a chunk (`chunk_items` members) at a time through `allocator` (default:
-    the C library) and returned by sp_trim / sp_clear / sp_pool_destroy. With `buffer` set, the
+    A pool reserves address space for its largest size (`max` members, or 2^24 when max is 0;
+    at most 64 GiB) and commits it as it grows, `chunk_items` members first, so that its
+    members lie in one range and never move (stats.bytes counts committed memory,
+    stats.bytes_reserved the address space, which costs none). sp_trim decommits the pages above
+    the highest built member. Where nothing can be reserved (an `allocator` with alloc/free
+    only, WebAssembly, SP_NO_VIRTUAL_MEMORY, ulimit -v; one info line when a reservation fails)
+    and past the reservation (GROW), the pool allocates ranges from `allocator` (default: the C
+    library), `chunk_items` members first and each twice the previous; sp_trim / sp_clear give
+    back those without a built member. With `buffer` set, the
     pool and everything it keeps live in that buffer and the allocator is never called;
     sp_buffer_size() says how many bytes a given number of members needs.
 
@@ -174,9 +183,9 @@
 #define SPAWNPOOL_H
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 2
+#define SP_VERSION_MINOR 3
 #define SP_VERSION_PATCH 0
-#define SP_VERSION "0.2.0"
+#define SP_VERSION "0.3.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
 #define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
@@ -257,13 +266,40 @@ typedef enum sp_log_level {
     SP_LOG_INFO = 2
 } sp_log_level;
 
-/* Memory source for a pool's chunks and bookkeeping. Both functions or neither. `free` gets the
-   size that `alloc` was asked for. `alloc` returns NULL on failure; the pool then reports
-   SP_ERR_NOMEM / NULL and stays consistent. */
+/* Memory source for a pool's members and bookkeeping. Zero means the C library and the
+   platform's virtual memory.
+
+   alloc/free: both or neither. `free` gets the size that `alloc` was asked for. `alloc` returns
+   NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent.
+
+   reserve/commit/decommit/release: all four or none (a pool with some but not all is refused).
+   A pool keeps its members in one address range: it reserves address space for its largest
+   possible size once and commits it as it grows, so members never move. With all four zero it
+   uses the platform's virtual memory (mmap/mprotect, VirtualAlloc) when alloc and free are
+   zero too, and otherwise (a custom alloc/free alone, WebAssembly, a build with
+   SP_NO_VIRTUAL_MEMORY) the fallback: ranges from `alloc`, each twice the previous. The
+   contract for your own:
+   - reserve(size): address space for size bytes, no access needed yet; aligned to at least
+     the page size (sysconf(_SC_PAGESIZE), GetSystemInfo's dwPageSize). size is a multiple of
+     the page size. NULL when impossible: the pool falls back to ranges from `alloc` (one info
+     line), it does not fail.
+   - commit(addr, size): makes a part of a reservation readable and writable; true on success.
+     addr and size are multiples of the page size, inside one reservation, and not committed
+     already. false is an allocator failure (SP_ERR_NOMEM / NULL; the pool stays consistent).
+     The pool does not rely on the contents (the platform's read zero).
+   - decommit(addr, size): the pool no longer needs these committed pages (sp_trim); return
+     their memory or keep it, as you like. The pool commits them again before it touches them.
+   - release(addr, size): the whole reservation, exactly as reserve returned and was asked,
+     when the pool is destroyed. Nothing in it is committed-and-needed any more.
+   The pool's own small record still comes from alloc/free (=C library). */
 typedef struct sp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);
     void (*free)(void *ptr, size_t size, void *user);
     void *user;
+    void *(*reserve)(size_t size, void *user);
+    bool (*commit)(void *addr, size_t size, void *user);
+    void (*decommit)(void *addr, size_t size, void *user);
+    void (*release)(void *addr, size_t size, void *user);
 } sp_allocator;
 
 /* Where log lines go. `pool_name` is the pool's name ("" when it has none). */
@@ -291,7 +327,8 @@ typedef struct sp_desc {
                                (=ACQUISITION under RECLAIM, MEMORY otherwise: NOT the order of
                                acquisition unless you ask for it; see ORDER OF THE LEASED
                                MEMBERS) */
-    size_t chunk_items;     /* members reserved per allocation (=max(256, initial), at most max) */
+    size_t chunk_items;     /* first commit, or the fallback's first range (=max(256, initial),
+                               at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
     sp_release_fn on_release; /* every release path */
@@ -314,7 +351,8 @@ typedef struct sp_stats {
     size_t free;           /* members ready to hand out */
     size_t max;            /* current cap (0: unbounded) */
     size_t peak_leased;    /* most members leased at once */
-    size_t bytes;          /* memory the pool holds, bookkeeping included */
+    size_t bytes;          /* memory the pool holds, bookkeeping included: what it allocated,
+                              and of its reservations the committed part */
     uint64_t created;      /* create ran (members built) */
     uint64_t disposed;     /* members destroyed */
     uint64_t acquired;     /* acquisitions, reclaims included */
@@ -323,6 +361,9 @@ typedef struct sp_stats {
     uint64_t reclaimed;    /* leased members taken back by RECLAIM / sp_acquire_force */
     uint64_t dropped;      /* acquisitions refused by a saturated DROP pool */
     uint64_t grown_past_max; /* members built past max under GROW */
+    size_t bytes_reserved; /* address space reserved for the pool (members and bookkeeping),
+                              committed or not; 0 for a pool that could not reserve (the
+                              fallback's ranges) and in fixed-buffer mode. Costs no memory. */
 } sp_stats;
 
 /* ---------------------------------------------------------------------------------------------
@@ -470,15 +511,20 @@ SP_API void *sp_next(const sp_pool *pool, const void *item);
 /* Calls fn(item, user) for every leased member in the pool's order, until fn returns false.
    fn may release and acquire any members, the one it is given included; the walk keeps its
    place (by slot, life and acquisition stamp, not by a link that a release could stale) and
-   goes on at the first leased member after it:
-   SP_ORDER_ACQUISITION: members acquired meanwhile come after every other and are visited;
+   goes on at the first leased member after it. It visits only members leased when it began
+   (as sp_release_all releases them), so it always ends, whatever fn acquires: a callback that
+   releases its member and acquires a replacement visits each member once.
+   SP_ORDER_ACQUISITION: members acquired meanwhile come after every other and are not visited;
      a member released before the walk reaches it is skipped. Every life is visited at most
      once, however long a member has been leased (the 32-bit acquisition stamps are ranked
      afresh once per 2^31 acquisitions, O(leased)). Only a walk whose own callbacks make 2^31
      acquisitions, and then release the member, its neighbours and all, loses its place: it
      ends there with an info line.
-   SP_ORDER_MEMORY: members acquired meanwhile are visited when they lie after the current one
-     in memory order; a member released meanwhile is skipped.
+   SP_ORDER_MEMORY: keeps no acquisition stamps, so it tells new members by place: the walk ends
+     after the last slot leased when it began. Members built meanwhile (growth) are not visited;
+     a member acquired meanwhile into a free slot before that end is visited when it lies after
+     the current one (a replacement takes the slot just freed, behind the walk); a member
+     released meanwhile is skipped.
    fn counts as a hook of the pool: sp_pool_destroy, sp_clear and sp_trim of it are refused.
    @return members visited. O(leased) (SP_ORDER_MEMORY: O(slots), in address order), no
    lookups: the fastest way to update them all. */
@@ -494,15 +540,17 @@ SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
    `item` is the current member, NULL at the end; the other fields are the cursor's own. No
    lookups: each step reads the bookkeeping of the member and its two neighbours. A cursor needs
    no cleanup (leave the loop at any time) and belongs to one pool. Unlike an sp_each callback,
-   the loop body is not a hook: the pool's hooks' refusals do not apply to it. */
+   the loop body is not a hook: the pool's hooks' refusals do not apply to it. Like sp_each, it
+   visits only members leased when sp_iter_first made it. */
 typedef struct sp_iter {
     void *item;
-    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp;
+    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp, _last;
     uint64_t _origin;
 } sp_iter;
 
 /* A cursor at the first leased member (item NULL when none, or for a NULL pool). O(1)
-   (SP_ORDER_MEMORY: O(slots before it)); once per 2^31 acquisitions O(leased) (see sp_each). */
+   (SP_ORDER_MEMORY: O(slots before it and after the last leased one)); once per 2^31
+   acquisitions O(leased) (see sp_each). */
 SP_API sp_iter sp_iter_first(sp_pool *pool);
 
 /* Moves it to the next leased member (item NULL at the end; a cursor at the end stays there).
@@ -581,7 +629,8 @@ typedef struct sp_registry_desc {
 SP_API sp_registry *sp_registry_create(void);
 
 /* An empty registry from desc (NULL: as sp_registry_create), or NULL when out of memory or when
-   the allocator has only one of alloc and free (logged). */
+   the allocator has only one of alloc and free, or some but not all of reserve, commit,
+   decommit and release (logged). */
 SP_API sp_registry *sp_registry_create_with(const sp_registry_desc *desc);
 
 /* Destroys every pool in the registry, in order of addition (dispose runs on every member; leaks

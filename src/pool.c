@@ -1,586 +1,12 @@
 /* SPDX-License-Identifier: Zlib */
-/* pool.c -- the object pool: chunks of members with 8 bytes of bookkeeping each (16 with the
-   lease list), a free list, a lease list in acquisition order (SP_ORDER_ACQUISITION pools only),
-   life counters for handles, and an address map that recognises members (and rejects everything
-   else) in expected O(1).
+/* pool.c -- Pool lifecycle: what a descriptor means (layout_of), creation (heap, reserved, or
+   in a fixed buffer), teardown (sp_clear, sp_pool_destroy: acquisitions refused until they
+   end), sp_prewarm, sp_trim, and the settings that can change (overflow, max).
 
-   See docs/design.md for the layout. In short: slot index = chunk number << chunk_shift | i;
-   a member's address = chunk.items + i * stride; its slot = chunk.slots[i]. */
-#include "sp_internal.h"
-
-#include <string.h>
-
-/* ---------------------------------------------------------------------------------------------
-   Small helpers
-   ------------------------------------------------------------------------------------------ */
-
-#define SP__DEFAULT_CHUNK_ITEMS 256u
-#define SP__MAX_ALIGN ((size_t)65536)
-
-static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) {
-    return (sp__slot *)(void *)(p->slots + (size_t)idx * p->slot_size);
-}
-
-/* The slot of a memory-order pool, whose slot size is known at compile time: the plain paths. */
-static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
-    return (sp__slot *)(void *)p->slots + idx;
-}
-
-/* The lease list's back link and the acquisition's sequence number (ordered pools only). */
-static inline uint32_t *prev_at(const sp_pool *p, uint32_t idx) {
-    return &((sp__oslot *)(void *)slot_at(p, idx))->prev;
-}
-
-static inline uint32_t *stamp_at(const sp_pool *p, uint32_t idx) {
-    return &((sp__oslot *)(void *)slot_at(p, idx))->stamp;
-}
-
-/* A member's address: through the pool's copy of the hinted chunk when idx is in it (the chunk
-   of the last member found or built, so usually), else through the chunk table. */
-static inline void *item_at(const sp_pool *p, uint32_t idx) {
-    uint32_t in_hint = idx - p->hint_base;
-    if (SP__LIKELY(in_hint < p->hint_count))
-        return (void *)(p->hint_items + (uintptr_t)in_hint * p->stride);
-    return p->chunks[idx >> p->chunk_shift].items + (size_t)(idx & p->chunk_mask) * p->stride;
-}
-
-static inline uint64_t rotr64(uint64_t x, uint32_t r) {
-    return (x >> r) | (x << ((64u - r) & 63u));
-}
-
-/* Which member of the chunk whose members start at `base` address a starts: a member number
-   below the chunk's count exactly when a is the start of that member. One comparison checks
-   range and stride alignment at once: for odd d with inverse inv, x * inv (mod 2^64) is x / d
-   when d divides x and at least 2^64 / d otherwise; rotating first sends misaligned offsets
-   (and addresses below the chunk, which wrap) far above any chunk's count. */
-static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t a) {
-    return rotr64((uint64_t)(a - base), p->stride_rot) * p->stride_inv;
-}
-
-/* The slot index of a member of chunk c at address a, or SP__NIL. */
-static inline uint32_t index_in_chunk(const sp_pool *p, uint32_t c, uintptr_t a) {
-    const sp__chunk *ch = &p->chunks[c];
-    uint64_t q = member_number(p, (uintptr_t)ch->items, a);
-    return q < ch->count ? (c << p->chunk_shift) | (uint32_t)q : SP__NIL;
-}
-
-/* The same against the hinted chunk, from the copy in the pool. */
-static inline uint32_t index_in_hint(const sp_pool *p, uintptr_t a) {
-    uint64_t q = member_number(p, p->hint_items, a);
-    return q < p->hint_count ? p->hint_base + (uint32_t)q : SP__NIL;
-}
-
-/* The hint is a cache, not state: setting it from a const lookup is harmless (a pool is used by
-   one thread at a time, and pools are never const objects). */
-static void hint_set(const sp_pool *pool, uint32_t c) {
-    sp_pool *p = (sp_pool *)(uintptr_t)pool;
-    p->hint_items = (uintptr_t)p->chunks[c].items;
-    p->hint_count = p->chunks[c].count;
-    p->hint_base = c << p->chunk_shift;
-}
-
-static inline uint32_t bucket_of(uintptr_t block, uint32_t bits) {
-    return (uint32_t)(((uint64_t)block * UINT64_C(0x9E3779B97F4A7C15)) >> (64u - bits));
-}
-
-/* The address map's answer for a, or SP__NIL. Inline: a random release misses the chunk hint
-   most of the time in a pool of many chunks, and a call would cost the plain path its
-   call-free shape. */
-static inline uint32_t index_mapped(const sp_pool *p, uintptr_t a) {
-    if (p->bucket_bits == 0) return SP__NIL; /* fixed-buffer mode: chunk 0 is the only one */
-    uintptr_t block = a >> p->block_shift;
-    uint32_t mask = (1u << p->bucket_bits) - 1u;
-    for (uint32_t b = bucket_of(block, p->bucket_bits);; b = (b + 1u) & mask) {
-        const sp__bucket *e = &p->buckets[b];
-        if (e->chunk == SP__NIL) return SP__NIL;
-        if (e->block == block) {
-            uint32_t idx = index_in_chunk(p, e->chunk, a);
-            if (idx != SP__NIL) return idx;
-        }
-    }
-}
-
-/* The slot index of the member starting at item, or SP__NIL for anything that is not the start
-   of one of this pool's slots. Reads only the pool's own bookkeeping. Members released together
-   tend to share a chunk, so the chunk of the last hit is tried before the map. */
-static inline uint32_t index_of(const sp_pool *p, const void *item) {
-    uint32_t idx = index_in_hint(p, (uintptr_t)item);
-    if (SP__LIKELY(idx != SP__NIL)) return idx;
-    idx = index_mapped(p, (uintptr_t)item);
-    if (idx != SP__NIL) hint_set(p, idx >> p->chunk_shift);
-    return idx;
-}
-
-/* Debug-build bookkeeping around state changes; nothing at all with SP_DEBUG=0. */
-#if SP_DEBUG
-static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) { return &p->dbg[idx]; }
-#  define DBG_FREED(p, idx, item) sp__dbg_freed((p), dbg_at((p), (idx)), (item))
-#  define DBG_LEASING(p, idx, item) sp__dbg_leasing((p), dbg_at((p), (idx)), (item), (idx))
-#  define DBG_POISON(mem, size) sp__dbg_poison((mem), (size))
-#  define DBG_UNPOISON(mem, size) sp__dbg_unpoison((mem), (size))
-#else
-#  define DBG_FREED(p, idx, item) ((void)0)
-#  define DBG_LEASING(p, idx, item) ((void)0)
-#  define DBG_POISON(mem, size) ((void)0)
-#  define DBG_UNPOISON(mem, size) ((void)0)
-#endif
-
-static void *pool_alloc(sp_pool *p, size_t size, size_t align) {
-    return p->allocator.alloc(size, align, p->allocator.user);
-}
-
-static void pool_free(sp_pool *p, void *ptr, size_t size) {
-    if (ptr) p->allocator.free(ptr, size, p->allocator.user);
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Lists
-   ------------------------------------------------------------------------------------------ */
-
-static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
-    *prev_at(p, idx) = p->lease_tail;
-    *stamp_at(p, idx) = (uint32_t)p->acquired;
-    s->next = SP__NIL;
-    if (p->lease_tail != SP__NIL)
-        slot_at(p, p->lease_tail)->next = idx;
-    else
-        p->lease_head = idx;
-    p->lease_tail = idx;
-}
-
-static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
-    uint32_t prev = *prev_at(p, idx);
-    if (prev != SP__NIL)
-        slot_at(p, prev)->next = s->next;
-    else
-        p->lease_head = s->next;
-    if (s->next != SP__NIL)
-        *prev_at(p, s->next) = prev;
-    else
-        p->lease_tail = prev;
-}
-
-static inline void free_push(sp_pool *p, uint32_t idx, sp__slot *s) {
-    s->next = p->free_head;
-    p->free_head = idx;
-}
-
-static void unbuilt_push(sp_pool *p, uint32_t idx, sp__slot *s) {
-    s->next = p->unbuilt_head;
-    p->unbuilt_head = idx;
-}
-
-/* What iteration visits: leased, and not in its on_release hook (an ordered pool has already
-   unlinked such a member). */
-static inline bool visible_leased(uint32_t word) {
-    return (word & (SP__STATE_MASK | SP__RELEASING)) == SP__LEASED;
-}
-
-/* Memory order (unordered pools, which keep no lease list): the first slot at or after `from`,
-   chunk by chunk, whose member iteration visits; SP__NIL when there is none. O(slots scanned). */
-static uint32_t leased_from(const sp_pool *p, uint32_t from) {
-    for (uint32_t c = from >> p->chunk_shift; c < p->chunk_count; c++) {
-        uint32_t base = c << p->chunk_shift, count = p->chunks[c].count;
-        for (uint32_t i = c == from >> p->chunk_shift ? from & p->chunk_mask : 0u; i < count; i++)
-            if (visible_leased(slot_at(p, base | i)->word)) return base | i;
-    }
-    return SP__NIL;
-}
-
-/* The pool's order, whichever it is: the first leased member, and the one after idx. */
-static uint32_t leased_first(const sp_pool *p) {
-    return p->ordered ? p->lease_head : leased_from(p, 0);
-}
-
-static uint32_t leased_next(const sp_pool *p, uint32_t idx) {
-    return p->ordered ? slot_at(p, idx)->next : leased_from(p, idx + 1u);
-}
-
-/* Acquisition stamps (acquisition-order pools) are the low 32 bits of `acquired` when a member
-   was leased, so the hot path stores one word. They are compared by rank, stamp - origin: in
-   acquisition order as long as every stamp in the lease list was taken less than 2^32
-   acquisitions after the origin. A walk makes sure of that when it begins (stamps_fresh): once
-   2^31 acquisitions have passed since the origin, the lease list is stamped again, in its own
-   order, just below the next acquisition's stamp (O(leased), at most once per 2^31
-   acquisitions). From then the ranks stay exact for 2^31 more acquisitions, whatever the walk's
-   callbacks do, however old the oldest member is. */
-static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
-    return *stamp_at(p, idx) - (uint32_t)p->stamp_origin;
-}
-
-static void stamps_fresh(sp_pool *p) {
-    if (!p->ordered || p->acquired - p->stamp_origin < (UINT64_C(1) << 31)) return;
-    uint64_t n = 0;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) n++;
-    p->stamp_origin = p->acquired - n;
-    uint32_t stamp = (uint32_t)p->stamp_origin;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) *stamp_at(p, i) = stamp++;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Hooks: every hook runs with the member marked busy, so that it cannot be released or
-   reclaimed from inside its own hook, and with hook_depth raised, so that calls that would
-   pull the pool from under the hook (destroy, clear, trim) are refused.
-   ------------------------------------------------------------------------------------------ */
-
-/* The slot array can move while a hook runs (a hook that acquires may grow the pool), so a
-   hook runner takes the slot index and looks the slot up again afterwards; callers must not keep
-   a slot pointer across a hook either. */
-#define SP__RUN_HOOK(p, idx, call)                                                                \
-    do {                                                                                          \
-        slot_at((p), (idx))->word |= SP__BUSY;                                                    \
-        (p)->hook_depth++;                                                                        \
-        call;                                                                                     \
-        (p)->hook_depth--;                                                                        \
-        slot_at((p), (idx))->word &= ~(uint32_t)SP__BUSY;                                         \
-    } while (0)
-
-static void run_create(sp_pool *p, uint32_t idx, void *item) {
-    SP__RUN_HOOK(p, idx, p->create(item, p->user));
-}
-
-static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t idx, void *item, const void *arg) {
-    SP__RUN_HOOK(p, idx, p->on_acquire(item, arg, p->user));
-}
-
-static SP__NOINLINE void run_on_release(sp_pool *p, uint32_t idx, void *item) {
-    slot_at(p, idx)->word |= SP__RELEASING;
-    SP__RUN_HOOK(p, idx, p->on_release(item, p->user));
-    slot_at(p, idx)->word &= ~(uint32_t)SP__RELEASING;
-}
-
-static void run_dispose(sp_pool *p, uint32_t idx, void *item) {
-    if (p->dispose) SP__RUN_HOOK(p, idx, p->dispose(item, p->user));
-}
-
-/* priority is a hook too (destroy, clear and trim are refused inside it), and more: a pure
-   scoring function, inside which this pool's acquisitions and releases are refused (scoring). */
-static double run_priority(sp_pool *p, uint32_t idx) {
-    double pr = 0.0;
-    SP__RUN_HOOK(p, idx, pr = p->priority(item_at(p, idx), p->user));
-    return pr;
-}
-
-/* Which paths acquisitions and releases take. The fast paths test nothing for the rare states:
-   while a priority callback or a teardown runs, every release is routed to release_general
-   (plain_release off, release_slow on), where it is refused or diverted, and the plain reclaim
-   is off; a teardown also detaches the free list, so that every acquisition reaches
-   acquire_slow, which refuses it. Cold: runs when those states begin and end. */
-static void routes_update(sp_pool *p) {
-    bool divert = p->scoring > 0 || p->tearing_down;
-    p->plain_release = !p->ordered && !p->on_release && !divert;
-    p->release_slow = p->on_release != NULL || divert;
-    p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Address map and chunk table (cold: only growth and trimming change them)
-   ------------------------------------------------------------------------------------------ */
-
-static void buckets_insert(sp_pool *p, uint32_t c) {
-    const sp__chunk *ch = &p->chunks[c];
-    uintptr_t lo = (uintptr_t)ch->items;
-    uintptr_t hi = lo + (uintptr_t)ch->count * p->stride - 1u;
-    uint32_t mask = (1u << p->bucket_bits) - 1u;
-    for (uintptr_t block = lo >> p->block_shift; block <= hi >> p->block_shift; block++) {
-        uint32_t b = bucket_of(block, p->bucket_bits);
-        while (p->buckets[b].chunk != SP__NIL) b = (b + 1u) & mask;
-        p->buckets[b].block = block;
-        p->buckets[b].chunk = c;
-        p->bucket_used++;
-    }
-}
-
-static uint32_t blocks_of_chunk(const sp_pool *p, const sp__chunk *ch) {
-    uintptr_t lo = (uintptr_t)ch->items;
-    uintptr_t hi = lo + (uintptr_t)ch->count * p->stride - 1u;
-    return (uint32_t)((hi >> p->block_shift) - (lo >> p->block_shift) + 1u);
-}
-
-/* Rebuilds the address map for the live chunks, sized for `extra` more entries; keeps the old
-   map when the allocator fails. */
-static bool buckets_rebuild(sp_pool *p, uint32_t extra) {
-    uint32_t need = extra;
-    for (uint32_t c = 0; c < p->chunk_count; c++)
-        if (p->chunks[c].count) need += blocks_of_chunk(p, &p->chunks[c]);
-    uint32_t bits = 3;
-    while ((1u << bits) < need * 2u) bits++;
-    size_t cap = (size_t)1 << bits;
-    sp__bucket *fresh = (sp__bucket *)pool_alloc(p, cap * sizeof *fresh, _Alignof(sp__bucket));
-    if (!fresh) return false;
-    if (p->buckets) {
-        pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
-        p->bytes -= ((size_t)1 << p->bucket_bits) * sizeof *p->buckets;
-    }
-    for (size_t i = 0; i < cap; i++) fresh[i].chunk = SP__NIL;
-    p->buckets = fresh;
-    p->bucket_bits = bits;
-    p->bucket_used = 0;
-    p->bytes += cap * sizeof *fresh;
-    for (uint32_t c = 0; c < p->chunk_count; c++)
-        if (p->chunks[c].count) buckets_insert(p, c);
-    return true;
-}
-
-/* Rebuilds the unbuilt list from the slot states, lowest slots first. */
-static void unbuilt_rebuild(sp_pool *p) {
-    p->unbuilt_head = SP__NIL;
-    for (uint32_t c = p->chunk_count; c-- > 0;) {
-        for (uint32_t i = p->chunks[c].count; i-- > 0;) {
-            uint32_t idx = (c << p->chunk_shift) | i;
-            if ((slot_at(p, idx)->word & ((1u << SP__FLAG_BITS) - 1u)) == SP__UNBUILT)
-                unbuilt_push(p, idx, slot_at(p, idx));
-        }
-    }
-}
-
-/* Bytes of one heap chunk: its members, nothing else (the slots live in one flat array). */
-static size_t chunk_mem_size(const sp_pool *p, uint32_t count) { return (size_t)count * p->stride; }
-
-/* Makes chunk c's slots usable: every slot that is not retired joins the unbuilt list. Slots
-   keep the life they had when the number was last used, so no generation restarts. */
-static void chunk_init(sp_pool *p, uint32_t c, unsigned char *items, uint32_t count) {
-    sp__chunk *ch = &p->chunks[c];
-    ch->items = items;
-    ch->count = count;
-    ch->built = 0;
-    for (uint32_t i = count; i-- > 0;) {
-        uint32_t idx = (c << p->chunk_shift) | i;
-        if (sp__state(slot_at(p, idx)) != SP__RETIRED) unbuilt_push(p, idx, slot_at(p, idx));
-    }
-    p->reserved += count;
-    hint_set(p, c); /* its members are the next to be built */
-    DBG_POISON(items, (size_t)count * p->stride);
-}
-
-/* Doubles the chunk table (zeroed records: a lookup in an unused record finds nothing). */
-static bool chunk_table_grow(sp_pool *p) {
-    uint32_t cap = p->chunk_cap ? p->chunk_cap * 2u : 4u;
-    sp__chunk *table = (sp__chunk *)pool_alloc(p, cap * sizeof *table, _Alignof(sp__chunk));
-    if (!table) {
-        sp__log(p, SP__MSG_NOMEM, "chunk table");
-        return false;
-    }
-    memset(table, 0, cap * sizeof *table);
-    if (p->chunks) memcpy(table, p->chunks, p->chunk_count * sizeof *table);
-    pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
-    p->bytes += (cap - p->chunk_cap) * sizeof *table;
-    p->chunks = table;
-    p->chunk_cap = cap;
-    return true;
-}
-
-/* Bytes of bookkeeping per slot index: the slot (with its back link and stamp in acquisition
-   order), and its debug record in debug builds. */
-static size_t slot_bytes(bool ordered) {
-    return (ordered ? sizeof(sp__oslot) : sizeof(sp__slot)) + SP__DBG_BYTES;
-}
-
-/* Makes slots [from, to) unbuilt at the pool's first life, in no list. */
-static void slots_init(sp_pool *p, uint64_t from, uint64_t to) {
-    for (uint64_t i = from; i < to; i++) {
-        sp__slot *s = slot_at(p, (uint32_t)i);
-        s->word = p->life_first << SP__FLAG_BITS | SP__UNBUILT;
-        s->next = SP__NIL;
-        if (p->ordered) *prev_at(p, (uint32_t)i) = *stamp_at(p, (uint32_t)i) = SP__NIL;
-    }
-}
-
-/* Grows the flat slot array (and the debug records) to at least `need` slots, by a sixteenth at
-   a time, so that the slack stays under a byte a member (copies are amortised: about 16 per
-   slot over a pool's whole growth, on the growth path only). New slots start at life_first.
-   Nothing changes when an allocation fails. */
-static bool slots_reserve(sp_pool *p, uint32_t need) {
-    if (need <= p->slot_cap) return true;
-    uint64_t cap = (uint64_t)p->slot_cap + p->slot_cap / 16u;
-    if (cap < need) cap = need;
-    if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
-    unsigned char *slots = (unsigned char *)pool_alloc(p, (size_t)cap * p->slot_size, _Alignof(sp__oslot));
-#if SP_DEBUG
-    sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
-    if (slots && !dbg) {
-        pool_free(p, slots, (size_t)cap * p->slot_size);
-        slots = NULL;
-    }
-#endif
-    if (!slots) {
-        sp__log(p, SP__MSG_NOMEM, "slots");
-        return false;
-    }
-    if (p->slot_cap) memcpy(slots, p->slots, (size_t)p->slot_cap * p->slot_size);
-    pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
-    p->slots = slots;
-    slots_init(p, p->slot_cap, cap);
-#if SP_DEBUG
-    if (p->slot_cap) memcpy(dbg, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
-    memset(dbg + p->slot_cap, 0, (size_t)(cap - p->slot_cap) * sizeof *dbg);
-    pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
-    p->dbg = dbg;
-#endif
-    p->bytes += (size_t)(cap - p->slot_cap) * slot_bytes(p->ordered);
-    p->slot_cap = (uint32_t)cap;
-    return true;
-}
-
-/* Slots of chunk number c that can still hold a member (not retired), among its first n. */
-static uint32_t usable_slots(const sp_pool *p, uint32_t c, uint32_t n) {
-    uint32_t usable = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t idx = (c << p->chunk_shift) | i;
-        usable += idx >= p->slot_cap || sp__state(slot_at(p, idx)) != SP__RETIRED;
-    }
-    return usable;
-}
-
-/* Reserves a new chunk (heap mode). Returns false, with the pool unchanged, on failure. */
-static bool chunk_add(sp_pool *p, bool past_max) {
-    size_t want = p->chunk_items;
-    if (!past_max && p->max && p->max > p->reserved && p->max - p->reserved < want)
-        want = p->max - p->reserved;
-    uint32_t count = (uint32_t)want;
-    /* A freed number is reused (its slots keep their lives), unless all its slots retired. */
-    uint32_t c = p->chunk_count;
-    for (uint32_t i = 0; i < p->chunk_count; i++) {
-        if (p->chunks[i].count == 0 && usable_slots(p, i, count) > 0) {
-            c = i;
-            break;
-        }
-    }
-    if (((uint64_t)c + 1u) << p->chunk_shift > SP__SLOT_LIMIT) {
-        sp__log(p, SP__MSG_SLOTS_FULL);
-        return false;
-    }
-    if (c == p->chunk_count && c == p->chunk_cap && !chunk_table_grow(p)) return false;
-    if (!slots_reserve(p, (c << p->chunk_shift) + count)) return false;
-
-    size_t mem_size = chunk_mem_size(p, count);
-    unsigned char *mem = (unsigned char *)pool_alloc(p, mem_size, p->item_align);
-    if (!mem) {
-        sp__log(p, SP__MSG_NOMEM, "chunk of members");
-        return false;
-    }
-    uint32_t saved_count = p->chunk_count;
-    if (c == p->chunk_count) p->chunk_count++;
-    sp__chunk *ch = &p->chunks[c];
-    ch->items = mem;
-    ch->count = count;
-    /* The map must know the chunk before it holds members; grow it first when it fills. */
-    uint32_t blocks = blocks_of_chunk(p, ch);
-    bool mapped = (p->bucket_used + blocks) * 2u <= (1u << p->bucket_bits)
-                      ? (buckets_insert(p, c), true)
-                      : buckets_rebuild(p, 0);
-    bool registered = mapped && (!p->registry ||
-                                 sp__registry_chunk_added(p->registry, p, (uintptr_t)mem,
-                                                          (uintptr_t)mem + mem_size) == SP_OK);
-    if (!registered) {
-        ch->count = 0;
-        ch->items = NULL;
-        if (mapped) buckets_rebuild(p, 0); /* drop the entries again (the map is big enough) */
-        p->chunk_count = saved_count;
-        pool_free(p, mem, mem_size);
-        sp__log(p, SP__MSG_NOMEM, "address map");
-        return false;
-    }
-    p->bytes += mem_size;
-    chunk_init(p, c, mem, count);
-    return true;
-}
-
-/* Returns every chunk without a built member to the allocator. Its slots stay in the flat array
-   with their lives, so a later chunk under the same number never restarts a generation. */
-static void chunks_release_empty(sp_pool *p) {
-    if (p->fixed) return;
-    bool any = false;
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        sp__chunk *ch = &p->chunks[c];
-        if (ch->count == 0 || ch->built != 0) continue;
-        if (p->registry) sp__registry_chunk_removed(p->registry, (uintptr_t)ch->items);
-        p->reserved -= ch->count;
-        p->bytes -= chunk_mem_size(p, ch->count);
-        DBG_UNPOISON(ch->items, (size_t)ch->count * p->stride);
-        pool_free(p, ch->items, chunk_mem_size(p, ch->count));
-        ch->items = NULL;
-        ch->count = 0;
-        any = true;
-    }
-    if (!any) return;
-    p->hint_count = 0; /* the hinted chunk may be gone: the next lookup sets it again */
-    unbuilt_rebuild(p);
-    /* Shrinking the map cannot need memory it does not have: on failure, blank the old one and
-       re-insert the live chunks into it. */
-    if (!buckets_rebuild(p, 0)) {
-        for (size_t i = 0; i < ((size_t)1 << p->bucket_bits); i++) p->buckets[i].chunk = SP__NIL;
-        p->bucket_used = 0;
-        for (uint32_t c = 0; c < p->chunk_count; c++)
-            if (p->chunks[c].count) buckets_insert(p, c);
-    }
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Building, retiring and disposing members
-   ------------------------------------------------------------------------------------------ */
-
-/* Builds one member in a reserved slot (reserving a chunk if none is left) and returns its
-   index, neither free nor leased yet; SP__NIL when there is no room or no memory. */
-static uint32_t member_build(sp_pool *p, bool past_max) {
-    if (p->unbuilt_head == SP__NIL && (p->fixed || !chunk_add(p, past_max))) return SP__NIL;
-    uint32_t idx = p->unbuilt_head;
-    sp__slot *s = slot_at(p, idx);
-    p->unbuilt_head = s->next;
-    void *item = item_at(p, idx);
-    DBG_UNPOISON(item, p->item_size);
-    memset(item, 0, p->item_size);
-#if SP_DEBUG
-    dbg_at(p, idx)->has_sum = 0; /* a checksum from the slot's previous member means nothing now */
-#endif
-    s->word = (s->word & ~(uint32_t)SP__STATE_MASK) | SP__FREE;
-    s->next = SP__NIL;
-    p->chunks[idx >> p->chunk_shift].built++;
-    p->size++;
-    p->created++;
-    if (p->create) run_create(p, idx, item);
-    return idx;
-}
-
-/* Destroys a member that is in no list: dispose runs, and the slot becomes unbuilt (or retired
-   when its life counter cannot count another life). */
-static void member_dispose(sp_pool *p, uint32_t idx, bool ends_life) {
-    void *item = item_at(p, idx);
-    DBG_UNPOISON(item, p->item_size);
-    run_dispose(p, idx, item);
-    DBG_POISON(item, p->item_size);
-    sp__slot *s = slot_at(p, idx);
-    uint32_t life = sp__life(s);
-    if (ends_life) {
-        if (life == SP__LIFE_MAX) {
-            s->word = life << SP__FLAG_BITS | SP__RETIRED;
-        } else {
-            s->word = (life + 1u) << SP__FLAG_BITS | SP__UNBUILT;
-        }
-    } else {
-        s->word = life << SP__FLAG_BITS | SP__UNBUILT;
-    }
-    if (sp__state(s) == SP__UNBUILT && !p->destroying) unbuilt_push(p, idx, s);
-    p->chunks[idx >> p->chunk_shift].built--;
-    p->size--;
-    p->disposed++;
-}
-
-/* A member whose last life has ended: disposed, never used again. */
-static SP__NOINLINE void member_retire(sp_pool *p, uint32_t idx) {
-    void *item = item_at(p, idx);
-    run_dispose(p, idx, item); /* it was leased until now: not poisoned */
-    DBG_POISON(item, p->item_size);
-    slot_at(p, idx)->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
-    p->chunks[idx >> p->chunk_shift].built--;
-    p->size--;
-    p->disposed++;
-    sp__log(p, SP__MSG_RETIRED, idx);
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Pool lifecycle
-   ------------------------------------------------------------------------------------------ */
+   The pool's files, one per section of the header: pool.c (lifecycle), memory.c (where members
+   live), lease.c (acquire / release), handles.c, iterate.c, stats.c; what they share is in
+   pool_internal.h. */
+#include "pool_internal.h"
 
 /* At most 16, as the header says and sp_dense does: not max_align_t, which is 8 on wasm32. */
 static size_t natural_align(size_t size) {
@@ -588,13 +14,9 @@ static size_t natural_align(size_t size) {
     return a > 16u ? 16u : a;
 }
 
+
 static bool is_pow2(size_t x) { return x && !(x & (x - 1u)); }
 
-static uint32_t log2_ceil(size_t x) {
-    uint32_t r = 0;
-    while (((size_t)1 << r) < x) r++;
-    return r;
-}
 
 /* What a descriptor means once defaults are applied; `why` says what is wrong with it. */
 typedef struct sp__layout {
@@ -602,6 +24,7 @@ typedef struct sp__layout {
     bool ordered; /* keeps the lease list (SP_ORDER_ACQUISITION, or the default under RECLAIM) */
     const char *why;
 } sp__layout;
+
 
 static sp__layout layout_of(const sp_desc *d) {
     sp__layout l = {0, 0, 0, false, NULL};
@@ -672,18 +95,20 @@ static sp__layout layout_of(const sp_desc *d) {
     return l;
 }
 
-/* Fixed-buffer layout, from an address: [pool][chunk record][slots x n][pad][debug records x n,
+
+/* Fixed-buffer layout, from an address: [pool][slots x n][pad][debug records x n,
    in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
    order (a memory-order pool leaves the room of the back links and stamps unused), so that sp_buffer_size depends
    on the item's size and alignment only, not on fields a caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
+
 static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size_t n,
                        uintptr_t *items_out) {
     uintptr_t pool = align_up(start, _Alignof(sp_pool));
-    uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__chunk);
+    uintptr_t slots = pool + sizeof(sp_pool);
     if (slots < start || slots > end) return false;
-    if (n > (end - slots) / slot_bytes(true)) return false;
+    if (n > (end - slots) / sp__slot_bytes(true)) return false;
     /* slots, then (debug builds) their 8-aligned records, then the aligned members */
     uintptr_t records = align_up(slots + n * sizeof(sp__oslot), SP__DBG_BYTES ? 8u : 1u);
     if (records > end || n > (end - records) / (SP__DBG_BYTES ? SP__DBG_BYTES : 1u)) return false;
@@ -694,16 +119,18 @@ static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size
     return true;
 }
 
+
 size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     if (!desc) return 0;
     sp__layout l = layout_of(desc);
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
     size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
-    size_t fixed = sizeof(sp_pool) + sizeof(sp__chunk) + slack;
-    size_t per_member = slot_bytes(true) + l.stride; /* stride < SIZE_MAX / 256: no overflow */
+    size_t fixed = sizeof(sp_pool) + slack;
+    size_t per_member = sp__slot_bytes(true) + l.stride; /* stride < SIZE_MAX / 256: no overflow */
     if (members > (SIZE_MAX - fixed) / per_member) return 0;
     return fixed + members * per_member;
 }
+
 
 static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
     memset(p, 0, sizeof *p);
@@ -724,7 +151,6 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->overflow = d->overflow;
     p->ordered = l->ordered;
     p->slot_size = (uint32_t)(l->ordered ? sizeof(sp__oslot) : sizeof(sp__slot));
-    p->plain_acquire = !p->ordered && !d->on_acquire;
     p->create = d->create;
     p->on_acquire = d->on_acquire;
     p->on_release = d->on_release;
@@ -734,7 +160,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->logger = d->logger;
     p->grow_warn_at = 1;
     p->doomed = SP__NIL;
-    routes_update(p);
+    sp__routes_update(p);
     if (d->allocator.alloc) {
         p->allocator = d->allocator;
     } else {
@@ -754,26 +180,11 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     if (full > len) sp__log(p, SP__MSG_NAME_CUT, len, full);
 }
 
-/* Registers the chunks the pool has so far with reg (later ones it registers as they come). */
-static bool chunks_register(sp_pool *p, sp_registry *reg) {
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        const sp__chunk *ch = &p->chunks[c];
-        if (!ch->count) continue;
-        uintptr_t lo = (uintptr_t)ch->items;
-        if (sp__registry_chunk_added(reg, p, lo, lo + (size_t)ch->count * p->stride) != SP_OK) {
-            while (c-- > 0)
-                if (p->chunks[c].count) sp__registry_chunk_removed(reg, (uintptr_t)p->chunks[c].items);
-            sp__log(p, SP__MSG_NOMEM, "registry index");
-            return false;
-        }
-    }
-    p->registry = reg;
-    return true;
-}
 
-/* Builds the pool, in reg (NULL: none) from before its first member is built, so that create
-   hooks find their members' owner through the registry. */
-static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *reg) {
+/* Builds the pool, known to its owner (NULL: none; the registry) from before its first member is
+   built, so that create hooks find their members' owner through it. */
+static sp_pool *pool_create(const sp_desc *desc, const char *name, const sp__pool_owner *fns,
+                            void *owner) {
     sp__layout l = layout_of(desc);
     if (!l.why && desc->buffer && desc->overflow == SP_OVERFLOW_GROW)
         l.why = "GROW cannot grow a fixed buffer";
@@ -791,7 +202,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         size_t cap = 0;
         if (fixed_fits(start, end, &l, 1, NULL)) {
             /* Binary search for the most members that fit, from a lower bound that surely does. */
-            size_t overhead = sizeof(sp_pool) + sizeof(sp__chunk) + 2u * SP__MAX_ALIGN;
+            size_t overhead = sizeof(sp_pool) + 2u * SP__MAX_ALIGN;
             size_t lo = desc->buffer_size > overhead
                             ? (desc->buffer_size - overhead) / (sizeof(sp__slot) + l.stride)
                             : 1u;
@@ -818,6 +229,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         p = (sp_pool *)align_up(start, _Alignof(sp_pool));
         pool_setup(p, desc, &l, name);
         p->tag = sp__tag_acquire(&p->life_first);
+        p->tag_bits = (uint64_t)p->tag << SP__SLOT_BITS;
         if (p->tag == 0) {
             sp__log(p, SP__MSG_NO_TAG, sp__tags_retired());
             return NULL;
@@ -826,19 +238,18 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         p->capacity = cap;
         if (p->max == 0 || p->max > cap) p->max = cap;
         p->chunk_items = cap;
-        p->chunk_shift = log2_ceil(cap);
-        p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
-        p->chunks = (sp__chunk *)(void *)(p + 1);
-        memset(p->chunks, 0, sizeof *p->chunks);
-        p->chunk_count = p->chunk_cap = 1u;
-        p->slots = (unsigned char *)(p->chunks + 1);
+        p->slots = (unsigned char *)(p + 1);
         p->slot_cap = (uint32_t)cap;
-        slots_init(p, 0, cap);
+        sp__slots_init(p, 0, cap);
 #if SP_DEBUG
         p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap * sizeof(sp__oslot)), 8u);
         memset(p->dbg, 0, cap * sizeof *p->dbg);
 #endif
-        chunk_init(p, 0, (unsigned char *)items, (uint32_t)cap);
+        p->ranges[0].items = (unsigned char *)items;
+        p->ranges[0].cap = p->ranges[0].count = (uint32_t)cap;
+        p->range_count = 1;
+        sp__range_gained(p, 0, 0, (uint32_t)cap);
+        sp__ranges_index(p);
         p->bytes = desc->buffer_size;
     } else {
         sp_allocator a = desc->allocator;
@@ -853,45 +264,36 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, sp_registry *
         }
         pool_setup(p, desc, &l, name);
         p->tag = sp__tag_acquire(&p->life_first);
+        p->tag_bits = (uint64_t)p->tag << SP__SLOT_BITS;
         if (p->tag == 0) {
             sp__log(p, SP__MSG_NO_TAG, sp__tags_retired());
             a.free(p, sizeof *p, a.user);
             return NULL;
         }
         p->chunk_items = l.chunk_items;
-        p->chunk_shift = log2_ceil(l.chunk_items);
-        p->chunk_mask = (uint32_t)(((uint64_t)1 << p->chunk_shift) - 1u);
-        /* Blocks at least as large as a chunk: a chunk then overlaps at most two of them. */
-        p->block_shift = log2_ceil(l.chunk_items * l.stride);
         p->bytes = sizeof *p;
-        /* The table exists from the start so that the hot path's chunk hint always points at
-           a readable record. */
-        if (!buckets_rebuild(p, 2) || !chunk_table_grow(p)) {
-            sp__log(p, SP__MSG_NOMEM, "address map");
-            pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
-            sp__tag_release(p->tag, 0);
-            a.free(p, sizeof *p, a.user);
-            return NULL;
-        }
+        (void)sp__pool_reserve(p, desc); /* else the fallback: ranges from alloc/free */
     }
-    if ((reg && !chunks_register(p, reg)) || sp_prewarm(p, desc->initial) < desc->initial) {
+    if ((owner && !sp__ranges_register(p, fns, owner)) || sp_prewarm(p, desc->initial) < desc->initial) {
         sp_pool_destroy(p);
         return NULL;
     }
     return p;
 }
 
-sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *default_name) {
+
+sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
+                            const char *default_name) {
     if (!desc) {
         sp__log(NULL, SP__MSG_NULL_DESC);
         return NULL;
     }
-    return pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""), reg);
+    return pool_create(desc, desc->name ? desc->name : (default_name ? default_name : ""), fns, owner);
 }
 
-sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL); }
 
-static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level);
+sp_pool *sp_pool_create(const sp_desc *desc) { return sp__pool_create_in(desc, NULL, NULL, NULL); }
+
 
 /* The start of sp_clear and sp_pool_destroy: from here on every acquisition from the pool is
    refused (its free list moves to `doomed`, so the fast path finds nothing and the slow path
@@ -901,16 +303,18 @@ static void teardown_begin(sp_pool *p) {
     p->tearing_down = true;
     p->doomed = p->free_head;
     p->free_head = SP__NIL;
-    routes_update(p);
+    sp__routes_update(p);
 }
+
 
 static void teardown_end(sp_pool *p) {
     p->tearing_down = false;
-    routes_update(p);
+    sp__routes_update(p);
 }
 
+
 /* During a teardown, the member that a release just put on the free list is doomed instead. */
-static void doom_released(sp_pool *p) {
+void sp__doom_released(sp_pool *p) {
     uint32_t idx = p->free_head;
     if (idx == SP__NIL) return; /* it retired */
     sp__slot *s = slot_at(p, idx);
@@ -918,6 +322,7 @@ static void doom_released(sp_pool *p) {
     s->next = p->doomed;
     p->doomed = idx;
 }
+
 
 /* Takes every member out of its list and disposes it; leased members' lives end. Runs between
    teardown_begin and teardown_end: dispose hooks may release members (which join the doomed)
@@ -930,7 +335,7 @@ static size_t dispose_all(sp_pool *p) {
         sp__slot *s;
         bool was_leased;
         if (!p->ordered && p->leased) {
-            idx = leased_from(p, from);
+            idx = sp__leased_from(p, from);
             if (idx != SP__NIL) from = idx + 1u;
         }
         if (idx != SP__NIL) {
@@ -947,11 +352,12 @@ static size_t dispose_all(sp_pool *p) {
         } else {
             break;
         }
-        member_dispose(p, idx, was_leased);
+        sp__member_dispose(p, idx, was_leased);
         n++;
     }
     return n;
 }
+
 
 /* The highest life any slot of the pool handed out (0: none): a leased slot's current life, a
    retired slot's last, and below the next life to hand out for the others (a slot's life only
@@ -967,6 +373,7 @@ static uint32_t highest_life(const sp_pool *p) {
     return high;
 }
 
+
 void sp_pool_destroy(sp_pool *pool) {
     if (!pool) return;
     if (pool->hook_depth > 0 || pool->destroying) {
@@ -976,34 +383,40 @@ void sp_pool_destroy(sp_pool *pool) {
     sp_pool *p = pool;
     if (p->leased) {
         sp__log(p, SP__MSG_LEAKED, p->leased);
-        report_sites(p, "leaked", SP_LOG_WARN);
+        sp__report_sites(p, "leaked", SP_LOG_WARN);
     }
     p->destroying = true;
     teardown_begin(p);
     dispose_all(p);
-    if (p->registry) {
-        sp__registry_forget(p->registry, p);
-        p->registry = NULL;
+    if (p->owner) {
+        p->owner_fns->pool_gone(p->owner, p);
+        p->owner = NULL;
     }
     sp__tag_release(p->tag, highest_life(p));
-    for (uint32_t c = 0; c < p->chunk_count; c++) /* the memory goes back clean */
-        if (p->chunks[c].count) DBG_UNPOISON(p->chunks[c].items, (size_t)p->chunks[c].count * p->stride);
+    for (uint32_t c = 0; c < p->range_count; c++) /* the memory goes back clean */
+        if (p->ranges[c].items && p->ranges[c].count)
+            DBG_UNPOISON(p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (p->fixed) return;
-    for (uint32_t c = 0; c < p->chunk_count; c++)
-        if (p->chunks[c].count) pool_free(p, p->chunks[c].items, chunk_mem_size(p, p->chunks[c].count));
-    pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
+    for (uint32_t c = pool_reserved(p) ? 1u : 0u; c < p->range_count; c++)
+        if (p->ranges[c].items) pool_free(p, p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
+    if (pool_reserved(p)) {
+        pool_vm_release(p, p->reserved_items, p->reserved_items_size);
+        pool_vm_release(p, p->reserved_books, p->reserved_books_size);
+    } else {
+        pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
 #if SP_DEBUG
-    pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
+        pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
 #endif
-    pool_free(p, p->chunks, p->chunk_cap * sizeof *p->chunks);
-    pool_free(p, p->buckets, ((size_t)1 << p->bucket_bits) * sizeof *p->buckets);
+    }
     sp_allocator a = p->allocator;
     a.free(p, sizeof *p, a.user);
 }
 
+
 /* The one line for a NULL pool where one is needed (decision: the default logger, since there
    is no pool to name). Out of line: the callers' fast paths only branch to it. */
-static SP__NOINLINE void null_pool(const char *function) { sp__log(NULL, SP__MSG_NULL_POOL, function); }
+SP__NOINLINE void sp__null_pool(const char *function) { sp__log(NULL, SP__MSG_NULL_POOL, function); }
+
 
 /* Members are built lowest address first (the unbuilt list's order) and chained in that order,
    then the chain goes to the head of the free list whole: the pool hands them out lowest address
@@ -1013,7 +426,7 @@ static SP__NOINLINE void null_pool(const char *function) { sp__log(NULL, SP__MSG
    a create hook that acquires from this pool builds another member instead. */
 size_t sp_prewarm(sp_pool *pool, size_t n) {
     if (!pool) {
-        null_pool("sp_prewarm");
+        sp__null_pool("sp_prewarm");
         return 0;
     }
     /* Inside priority or a teardown the free list must stay empty: acquisitions are refused
@@ -1026,10 +439,14 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_prewarm");
         return 0;
     }
+    if (pool->allocating > 0) { /* the growth that called the allocator is not done */
+        sp__log(pool, SP__MSG_IN_ALLOCATOR, "sp_prewarm");
+        return 0;
+    }
     size_t built = 0;
     uint32_t first = SP__NIL, last = SP__NIL;
     while (built < n && (pool->max == 0 || pool->size < pool->max)) {
-        uint32_t idx = member_build(pool, false);
+        uint32_t idx = sp__member_build(pool, false);
         if (idx == SP__NIL) break;
         if (last == SP__NIL)
             first = idx;
@@ -1046,9 +463,10 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
     return built;
 }
 
+
 size_t sp_trim(sp_pool *pool, size_t keep_free) {
     if (!pool) {
-        null_pool("sp_trim");
+        sp__null_pool("sp_trim");
         return 0;
     }
     sp_pool *p = pool;
@@ -1060,13 +478,13 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) free_count++;
     size_t to_dispose = free_count > keep_free ? free_count - keep_free : 0;
 
-    /* Mark victims from the highest slots down, so that whole chunks empty out. BUSY on a free
-       member is the mark: no hook can be running on a free member. */
+    /* Mark victims from the highest slots down, so that whole ranges and pages empty out. BUSY
+       on a free member is the mark: no hook can be running on a free member. */
     size_t marked = 0;
-    for (uint32_t c = p->chunk_count; c-- > 0 && marked < to_dispose;) {
-        sp__chunk *ch = &p->chunks[c];
-        for (uint32_t i = ch->count; i-- > 0 && marked < to_dispose;) {
-            sp__slot *slot = slot_at(p, (c << p->chunk_shift) | i);
+    for (uint32_t c = p->range_count; c-- > 0 && marked < to_dispose;) {
+        const sp__range *r = &p->ranges[c];
+        for (uint32_t i = r->first + r->count; i-- > r->first && marked < to_dispose;) {
+            sp__slot *slot = slot_at(p, i);
             if ((slot->word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
                 slot->word |= SP__BUSY;
                 marked++;
@@ -1098,17 +516,18 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         uint32_t next = s->next;
         s->word &= ~(uint32_t)SP__BUSY;
         s->next = SP__NIL;
-        member_dispose(p, i, false);
+        sp__member_dispose(p, i, false);
         disposed++;
         i = next;
     }
-    chunks_release_empty(p);
+    sp__ranges_release_empty(p);
     return disposed;
 }
 
+
 size_t sp_clear(sp_pool *pool) {
     if (!pool) {
-        null_pool("sp_clear");
+        sp__null_pool("sp_clear");
         return 0;
     }
     if (pool->hook_depth > 0 || pool->destroying) {
@@ -1118,13 +537,14 @@ size_t sp_clear(sp_pool *pool) {
     teardown_begin(pool);
     size_t n = dispose_all(pool);
     teardown_end(pool);
-    chunks_release_empty(pool);
+    sp__ranges_release_empty(pool);
     return n;
 }
 
+
 sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
     if (!pool) {
-        null_pool("sp_set_overflow");
+        sp__null_pool("sp_set_overflow");
         return SP_ERR_INVALID;
     }
     if ((uint64_t)overflow > (uint64_t)SP_OVERFLOW_GROW || (pool->fixed && overflow == SP_OVERFLOW_GROW)) {
@@ -1136,9 +556,10 @@ sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
     return SP_OK;
 }
 
+
 sp_result sp_set_max(sp_pool *pool, size_t max) {
     if (!pool) {
-        null_pool("sp_set_max");
+        sp__null_pool("sp_set_max");
         return SP_ERR_INVALID;
     }
     if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
@@ -1147,949 +568,8 @@ sp_result sp_set_max(sp_pool *pool, size_t max) {
     return SP_OK;
 }
 
+
 const char *sp_pool_name(const sp_pool *pool) {
-    if (!pool) null_pool("sp_pool_name");
+    if (!pool) sp__null_pool("sp_pool_name");
     return pool ? pool->name : NULL;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Acquire / Release
-   ------------------------------------------------------------------------------------------ */
-
-/* Ends a leased member's life (it is already out of the lease list and on_release has run):
-   it joins the free list, or retires when its counter is exhausted. */
-static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
-    /* Next life, now free. The addition carries out of the word exactly when the life counter
-       was at its last value: then the slot retires instead. */
-    sp__slot *s = slot_at(p, idx);
-    uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
-    uint32_t word = s->word + step;
-    if (SP__UNLIKELY(word < step)) {
-        member_retire(p, idx);
-        return;
-    }
-    s->word = word;
-    free_push(p, idx, s);
-    DBG_FREED(p, idx, item_at(p, idx));
-}
-
-/* on_acquire, apart so that the hook-free paths make no call (and save no registers). */
-static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, const void *arg) {
-    run_on_acquire(p, idx, item, arg);
-    return item;
-}
-
-static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
-    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
-    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
-    p->acquired++;
-    void *item = item_at(p, idx);
-    DBG_LEASING(p, idx, item);
-#if SP_DEBUG
-    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
-#endif
-    if (SP__UNLIKELY(!p->plain_acquire)) {
-        if (p->ordered) lease_append(p, idx, s); /* before the hook: it may iterate */
-        if (p->on_acquire) return lease_hooked(p, idx, item, arg);
-    }
-    return item;
-}
-
-/* Unordered pools without a priority hook: round robin in memory order, from the slot after
-   the last victim, so that every leased member takes its turn. */
-static uint32_t reclaim_next_in_turn(sp_pool *p) {
-    for (int pass = 0; pass < 2; pass++) { /* from the cursor to the end, then from the start */
-        uint32_t from = pass ? 0u : p->reclaim_cursor;
-        for (uint32_t i = leased_from(p, from); i != SP__NIL; i = leased_from(p, i + 1u)) {
-            if (slot_at(p, i)->word & SP__BUSY) continue;
-            p->reclaim_cursor = i + 1u;
-            return i;
-        }
-    }
-    return SP__NIL;
-}
-
-/* The leased member a reclaim takes: the lowest priority (the first in the pool's order on
-   ties), or the first in the pool's order (the oldest, or the next in turn); never one that a
-   hook is processing. */
-static uint32_t reclaim_victim(sp_pool *p) {
-    if (!p->ordered && !p->priority) return reclaim_next_in_turn(p);
-    uint32_t best = SP__NIL;
-    double best_priority = 0.0;
-    /* While priority runs the pool cannot change (scoring: acquire, release and prewarm are
-       refused; hooks: destroy, clear and trim), so the walk's links stay current and the
-       victim is still leased and ours when the scan ends. */
-    if (p->priority) {
-        p->scoring++;
-        routes_update(p);
-    }
-    for (uint32_t i = leased_first(p); i != SP__NIL; i = leased_next(p, i)) {
-        if (slot_at(p, i)->word & SP__BUSY) continue;
-        if (!p->priority) return i;
-        double pr = run_priority(p, i);
-        if (best == SP__NIL || pr < best_priority) { /* strict: the first wins a tie */
-            best = i;
-            best_priority = pr;
-        }
-    }
-    if (p->priority) {
-        p->scoring--;
-        routes_update(p);
-    }
-    return best;
-}
-
-static void *acquire_slow(sp_pool *p, const void *arg, bool force);
-
-/* The common reclaim, spelled out: an acquisition-order pool without hooks or priority whose
-   oldest member is not busy and not at its last life. Its life ends and the next begins in one
-   step (the word stays LEASED, the life goes up), and the member moves from the head of the
-   lease list to the tail, as the general path would leave it. NULL when it does not apply. */
-static inline void *reclaim_oldest_plain(sp_pool *p) {
-    uint32_t idx = p->lease_head;
-    if (idx == SP__NIL) return NULL;
-    sp__slot *s = slot_at(p, idx);
-    if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
-    s->word += 1u << SP__FLAG_BITS;
-    p->acquired++;
-    p->reclaimed++;
-    if (s->next != SP__NIL) { /* not alone: to the tail */
-        lease_unlink(p, idx, s);
-        lease_append(p, idx, s);
-    } else {
-        *stamp_at(p, idx) = (uint32_t)p->acquired;
-    }
-    void *item = item_at(p, idx);
-#if SP_DEBUG
-    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
-#endif
-    return item;
-}
-
-static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
-    uint32_t idx = reclaim_victim(p);
-    if (idx == SP__NIL) {
-        /* Not a drop: the pool did not refuse for want of room but because every candidate is
-           busy in a hook (sp_acquire_force documents NULL for this case). A RECLAIM pool's
-           sp_acquire counts it as a drop, as its callers see one. */
-        sp__log(p, SP__MSG_NOT_RECLAIMABLE);
-        if (!force) p->dropped++;
-        return NULL;
-    }
-    sp__slot *s = slot_at(p, idx);
-    void *item = item_at(p, idx);
-    if (p->ordered)
-        lease_unlink(p, idx, s);
-    else
-        s->next = SP__NIL; /* not marked as leased when a memory-order sp_release_all began */
-    if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
-    p->leased--;
-    p->reclaimed++;
-    s = slot_at(p, idx);
-    if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
-        member_retire(p, idx);
-        return acquire_slow(p, arg, force);
-    }
-    s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, free for a moment */
-    return lease(p, idx, s, arg);
-}
-
-static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) {
-    /* Refused whatever is free (nothing is, by construction: see routes_update). Not drops. */
-    if (p->scoring > 0) {
-        sp__log(p, SP__MSG_IN_PRIORITY, "acquire");
-        return NULL;
-    }
-    if (p->tearing_down) {
-        sp__log(p, p->destroying ? SP__MSG_DESTROYING : SP__MSG_CLEARING);
-        return NULL;
-    }
-    if (p->free_head != SP__NIL) { /* a hook may have freed one meanwhile */
-        uint32_t idx = p->free_head;
-        sp__slot *s = slot_at(p, idx);
-        p->free_head = s->next;
-        return lease(p, idx, s, arg);
-    }
-    bool past_max = p->max && p->size >= p->max;
-    if (past_max && p->overflow != SP_OVERFLOW_GROW) {
-        if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
-        p->dropped++;
-        return NULL;
-    }
-    uint32_t idx = member_build(p, past_max);
-    if (idx == SP__NIL) {
-        /* A fixed buffer with retired slots has no room left below max: saturated after all. */
-        if (p->fixed && p->leased > 0) {
-            if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
-            p->dropped++;
-        }
-        return NULL;
-    }
-    if (past_max) {
-        p->grown_past_max++;
-        if (p->grown_past_max >= p->grow_warn_at) { /* 1, 2, 4, 8... members past: no spam */
-            sp__log(p, SP__MSG_GROWN, p->max, p->size);
-            p->grow_warn_at *= 2u;
-        }
-    }
-    /* create may have acquired members of this pool meanwhile; this one is still ours. */
-    return lease(p, idx, slot_at(p, idx), arg);
-}
-
-/* A free member of a pool that is not plain (a lease list to append to, or on_acquire): the
-   same pop, out of line, so that the plain path keeps its registers. */
-static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *arg) {
-    sp__slot *s = slot_at(p, idx);
-    p->free_head = s->next;
-    return lease(p, idx, s, arg);
-}
-
-/* No free member. A saturated acquisition-order pool without hooks or priority (the bullets of a
-   RECLAIM pool) reclaims its oldest member right here, in a small function; everything else
-   goes to acquire_slow. */
-static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force) {
-    if (p->plain_reclaim && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW &&
-        (p->overflow == SP_OVERFLOW_RECLAIM || force)) {
-        void *item = reclaim_oldest_plain(p);
-        if (item) return item;
-    }
-    return acquire_slow(p, arg, force);
-}
-
-static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
-    uint32_t idx = p->free_head;
-    if (SP__UNLIKELY(idx == SP__NIL)) return acquire_empty(p, arg, force);
-    if (SP__UNLIKELY(!p->plain_acquire)) return acquire_listed(p, idx, arg);
-    sp__slot *s = plain_slot_at(p, idx);
-    p->free_head = s->next;
-    return lease(p, idx, s, arg);
-}
-
-/* NULL for a NULL pool, with its line. */
-static SP__NOINLINE void *acquire_null(const char *function) {
-    null_pool(function);
-    return NULL;
-}
-
-void *sp_acquire(sp_pool *pool) {
-    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, NULL, false) : acquire_null("sp_acquire");
-}
-
-void *sp_acquire_with(sp_pool *pool, const void *arg) {
-    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, false) : acquire_null("sp_acquire_with");
-}
-
-void *sp_acquire_force(sp_pool *pool, const void *arg) {
-    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, true) : acquire_null("sp_acquire_force");
-}
-
-static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
-    sp_handle h;
-    h.id = (uint64_t)sp__life(slot_at(p, idx)) << (SP__SLOT_BITS + SP__TAG_BITS) |
-           (uint64_t)p->tag << SP__SLOT_BITS | idx;
-    return h;
-}
-
-void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
-    sp_handle h = {0};
-    void *item = NULL;
-    if (SP__UNLIKELY(!pool)) null_pool("sp_acquire_handle");
-    if (pool) {
-        /* With a free member, acquire_fast leases exactly the head of the free list, so its slot
-           is known; only the slow paths (build, reclaim) need the pointer mapped back. */
-        uint32_t idx = pool->free_head;
-        item = acquire_fast(pool, arg, false);
-        if (item && idx == SP__NIL) idx = index_of(pool, item);
-        if (item) h = handle_at(pool, idx);
-    }
-    if (out) *out = h;
-    return item;
-}
-
-/* ---- the same, recording call sites (debug records; no-ops with SP_DEBUG=0) ---------- */
-
-#if SP_DEBUG
-/* The debug record of the member starting at item, or NULL for anything else. */
-static sp__dbg *dbg_of(const sp_pool *p, const void *item) {
-    uint32_t idx = item ? index_of(p, item) : SP__NIL;
-    return idx == SP__NIL ? NULL : dbg_at(p, idx);
-}
-#endif
-
-void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line) {
-#if SP_DEBUG
-    sp__dbg *rec = dbg_of(p, item);
-    if (!rec) return;
-    rec->acq_file = file;
-    rec->acq_line = line > 0 ? (uint32_t)line : 0u;
-#else
-    (void)p, (void)item, (void)file, (void)line;
-#endif
-}
-
-void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line) {
-#if SP_DEBUG
-    sp__dbg *rec = dbg_of(p, item);
-    if (!rec) return;
-    rec->rel_file = file;
-    rec->rel_line = line > 0 ? (uint32_t)line : 0u;
-#else
-    (void)p, (void)item, (void)file, (void)line;
-#endif
-}
-
-void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
-    return sp_acquire_with_at(pool, NULL, file, line);
-}
-
-void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
-    if (!pool) return acquire_null("sp_acquire");
-    void *item = acquire_fast(pool, arg, false);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
-    return item;
-}
-
-void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
-    void *item = sp_acquire_handle(pool, arg, out);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
-    return item;
-}
-
-void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
-    if (!pool) return acquire_null("sp_acquire_force");
-    void *item = acquire_fast(pool, arg, true);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
-    return item;
-}
-
-static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *item) {
-    if (idx == SP__NIL) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
-    const sp__slot *s = slot_at(p, idx);
-    /* Busy: its own hook is running. Free: create, or dispose of a free member; leased: a
-       teardown's dispose, unless on_release (releasing) or on_acquire. */
-    if ((s->word & SP__BUSY) && (sp__state(s) == SP__FREE || sp__state(s) == SP__LEASED)) {
-        bool lifecycle = sp__state(s) == SP__FREE || (p->tearing_down && !(s->word & SP__RELEASING));
-        sp__log(p, lifecycle ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
-        return SP_ERR_NOT_LEASED;
-    }
-    if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
-    sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
-    return SP_ERR_NOT_LEASED;
-}
-
-/* Every release of a found member that is not the plain case: refusals, on_release, and a
-   retirement. */
-static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
-    if (pool->scoring > 0) { /* priority only scores: the reclaim's candidates must stay put */
-        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release");
-        return SP_ERR_INVALID;
-    }
-    if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
-        return release_refused(pool, idx, item);
-    if (pool->ordered) lease_unlink(pool, idx, slot_at(pool, idx));
-    /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
-       agree); its life ends after the hook. */
-    if (pool->on_release) run_on_release(pool, idx, item);
-    pool->leased--;
-    life_end_to_free(pool, idx);
-    if (pool->tearing_down) doom_released(pool);
-    return SP_OK;
-}
-
-/* The release of member idx without a hook: leased, not busy, not at its last life (where the
-   word would carry out); anything else goes to release_general. `plain` (a constant where this
-   is inlined) says a plain pool: memory order, 8-byte slots, no on_release. Otherwise the pool
-   has a lease list to unlink from, or an on_release hook. */
-static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item, bool plain) {
-    const uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
-    sp__slot *s = plain ? plain_slot_at(pool, idx) : slot_at(pool, idx);
-    uint32_t word = s->word;
-    if (SP__UNLIKELY((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED || word + step < step ||
-                     (!plain && pool->release_slow)))
-        return release_general(pool, idx, item);
-    if (!plain) lease_unlink(pool, idx, s); /* not plain, not release_slow: ordered */
-    pool->leased--;
-    s->word = word + step; /* next life, now free */
-    free_push(pool, idx, s);
-    DBG_FREED(pool, idx, item);
-    return SP_OK;
-}
-
-static SP__NOINLINE sp_result release_listed(sp_pool *pool, uint32_t idx, void *item) {
-    return release_hookless(pool, idx, item, false);
-}
-
-static inline sp_result release_found(sp_pool *pool, uint32_t idx, void *item) {
-    /* The free list hands this member out next: start fetching its line for the caller's
-       writes now, in parallel with the slot's. */
-    SP__PREFETCH_W(item);
-    if (SP__UNLIKELY(!pool->plain_release)) return release_listed(pool, idx, item);
-    return release_hookless(pool, idx, item, true);
-}
-
-/* A member outside the hinted chunk: the address map, then the same plain path. Out of line and
-   reached by a tail call, so that sp_release itself stays call-free. */
-static SP__NOINLINE sp_result release_mapped(sp_pool *pool, void *item) {
-    if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
-    uint32_t idx = index_mapped(pool, (uintptr_t)item);
-    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
-    hint_set(pool, idx >> pool->chunk_shift);
-    return release_found(pool, idx, item);
-}
-
-/* A NULL pool given a member. (Any call here costs the acquisition-order release path two
-   register moves: GCC then keeps the member in another register. The plain path is unchanged.) */
-static SP__NOINLINE sp_result release_null(const void *item) {
-    if (!item) return SP_OK;
-    null_pool("sp_release");
-    return SP_ERR_INVALID;
-}
-
-sp_result sp_release(sp_pool *pool, void *item) {
-    if (SP__UNLIKELY(!pool)) return release_null(item);
-    /* index_in_hint without its SP__NIL answer: a hit goes straight to release_found. The check
-       is exact (item is the start of member q), so NULL never passes it. */
-    uint64_t q = member_number(pool, pool->hint_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->hint_count)) return release_mapped(pool, item);
-    return release_found(pool, pool->hint_base + (uint32_t)q, item);
-}
-
-sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
-    /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
-       record is bookkeeping, so a refused release leaves the member's state untouched. */
-    if (SP_DEBUG && pool && item && sp_is_leased(pool, item)) sp__dbg_note_release(pool, item, file, line);
-    return sp_release(pool, item);
-}
-
-/* The mark sp_release_all puts on the members of a memory-order pool that are leased when it
-   starts: such a member is in no list, so its link is free to carry it. Never a slot index. A
-   release overwrites the link (free list), a build and a reclaim reset it, so a member acquired
-   during the call never carries the mark. */
-#define SP__LEASED_AT_START (SP__NIL - 1u)
-
-size_t sp_release_all(sp_pool *pool) {
-    if (!pool) {
-        null_pool("sp_release_all");
-        return 0;
-    }
-    if (pool->scoring > 0) {
-        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
-        return 0;
-    }
-    size_t n = 0;
-    /* Exactly the members leased now are released (skipping those whose own hooks are running:
-       a release_all called from a hook); members that on_release hooks acquire meanwhile stay
-       leased, so the call always ends. */
-    if (!pool->ordered) {
-        for (uint32_t i = leased_from(pool, 0); i != SP__NIL; i = leased_from(pool, i + 1u))
-            slot_at(pool, i)->next = SP__LEASED_AT_START;
-        for (uint32_t i = leased_from(pool, 0); i != SP__NIL; i = leased_from(pool, i + 1u)) {
-            const sp__slot *s = slot_at(pool, i);
-            if (s->next != SP__LEASED_AT_START || (s->word & SP__BUSY)) continue;
-            if (sp_release(pool, item_at(pool, i)) == SP_OK) n++;
-        }
-        return n;
-    }
-    /* Acquisition order: the members leased now are the list's members up to the newest stamp;
-       acquisitions append behind them. Hooks may release any of them meanwhile: start from the
-       head again after each release. */
-    stamps_fresh(pool);
-    uint32_t newest = (uint32_t)(pool->acquired - pool->stamp_origin);
-    uint32_t idx = pool->lease_head;
-    while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
-        if (slot_at(pool, idx)->word & SP__BUSY) {
-            idx = slot_at(pool, idx)->next;
-            continue;
-        }
-        if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
-            n++;
-            idx = pool->lease_head;
-        } else {
-            idx = slot_at(pool, idx)->next;
-        }
-    }
-    return n;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Handles
-   ------------------------------------------------------------------------------------------ */
-
-sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
-    sp_handle h = {0};
-    if (!pool) null_pool("sp_handle_of");
-    if (!pool || !item) return h;
-    uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return h;
-    if (sp__state(slot_at(pool, idx)) != SP__LEASED) return h;
-    return handle_at(pool, idx);
-}
-
-/* Counts a refused resolve of one kind and logs the first, then every count that reaches a power
-   of two, with the count: a loop of bad lookups cannot flood the log. The counters are
-   bookkeeping, not state: bumping them from a const lookup is harmless (a pool is used by one
-   thread at a time, and pools are never const objects). */
-static void resolve_warn(const sp_pool *pool, sp__msg msg, sp_handle handle) {
-    sp_pool *p = (sp_pool *)(uintptr_t)pool;
-    uint64_t *count = msg == SP__MSG_FOREIGN_HANDLE ? &p->foreign_handles : &p->forged_handles;
-    uint64_t n = ++*count;
-    if ((n & (n - 1u)) == 0) sp__log(pool, msg, (unsigned long long)handle.id, (unsigned long long)n);
-}
-
-/* Why a handle did not resolve. A stale handle is the expected case (the turret's target died)
-   and stays silent; a handle of another pool (another tag, or a life below this pool's first:
-   an earlier pool under the same tag), or one naming a slot or a life that never existed, is a
-   bug in the caller and gets a rate-limited warning. */
-static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle) {
-    if (handle.id == 0) return NULL;
-    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
-    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
-    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    if (tag != pool->tag || (life != 0 && life < pool->life_first)) {
-        resolve_warn(pool, SP__MSG_FOREIGN_HANDLE, handle);
-        return NULL;
-    }
-    uint32_t reached = 0; /* the highest life this slot can have handed out */
-    if (idx < pool->slot_cap) {
-        const sp__slot *s = slot_at(pool, idx);
-        reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
-    }
-    if (life == 0 || life > reached) resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
-    return NULL;
-}
-
-void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    if (SP__UNLIKELY(!pool)) {
-        null_pool("sp_resolve");
-        return NULL;
-    }
-    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
-    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
-    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    if (SP__UNLIKELY(tag != pool->tag || idx >= pool->slot_cap)) return resolve_refused(pool, handle);
-    /* A leased slot always lies in a live chunk, so the word alone decides. */
-    uint32_t word = slot_at(pool, idx)->word;
-    if (SP__UNLIKELY((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED))) {
-        /* A life this pool handed out and the slot has moved past: stale, the expected case,
-           and silent. */
-        if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
-        return resolve_refused(pool, handle);
-    }
-    return item_at(pool, idx);
-}
-
-bool sp_is_leased(const sp_pool *pool, const void *item) {
-    if (!pool) null_pool("sp_is_leased");
-    if (!pool || !item) return false;
-    uint32_t idx = index_of(pool, item);
-    return idx != SP__NIL && sp__state(slot_at(pool, idx)) == SP__LEASED;
-}
-
-bool sp__pool_has_member(const sp_pool *pool, const void *item) {
-    uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return false;
-    uint32_t st = sp__state(slot_at(pool, idx));
-    return st == SP__FREE || st == SP__LEASED;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Iteration
-   ------------------------------------------------------------------------------------------ */
-
-void *sp_first(const sp_pool *pool) {
-    if (!pool) {
-        null_pool("sp_first");
-        return NULL;
-    }
-    uint32_t idx = leased_first(pool);
-    return idx == SP__NIL ? NULL : item_at(pool, idx);
-}
-
-void *sp_next(const sp_pool *pool, const void *item) {
-    if (!pool) {
-        null_pool("sp_next");
-        return NULL;
-    }
-    if (!item) return NULL;
-    uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return NULL;
-    /* A member in its on_release hook is already out of the list: its links are stale. */
-    if (!visible_leased(slot_at(pool, idx)->word)) return NULL;
-    uint32_t next = leased_next(pool, idx);
-    return next == SP__NIL ? NULL : item_at(pool, next);
-}
-
-/* ---- the cursor: sp_iter, and sp_each, sp_leased_each on top of it -----------------------
-   Memory order keeps its place by slot index: the next member is the next leased slot, whatever
-   happened to this one. Acquisition order keeps it by slot and life (the word) of the member,
-   of its neighbours in the lease list and by the member's stamp, never by a link alone:
-     - the member is still in the same life: its link is current;
-     - else its next is: new members are appended behind it, so it is still the next;
-     - else its prev is (or it was the head): the member after the prev (the head) is;
-     - else the first member whose stamp ranks after the member's (searched from the tail).
-   Each is the first leased member after the place, so a walk never visits a life twice and
-   skips none. */
-
-/* The word of a member that the cursor saw leased, as it must still be for the same life in the
-   list (BUSY comes and goes with hooks; RELEASING means out of the list). */
-static inline uint32_t cursor_word(uint32_t word) { return word & ~(uint32_t)SP__BUSY; }
-
-static inline bool still_leased(const sp_pool *p, uint32_t idx, uint32_t word) {
-    return idx != SP__NIL && cursor_word(slot_at(p, idx)->word) == word;
-}
-
-/* An acquisition-order pool's slot, whose size is known: the cursor's reads. */
-static inline const sp__oslot *oslot_at(const sp_pool *p, uint32_t idx) {
-    return (const sp__oslot *)(const void *)p->slots + idx;
-}
-
-/* The cursor at leased member idx of an acquisition-order pool, whose prev in the lease list
-   is `prev` with word `prev_word`. */
-static inline void cursor_fill(const sp_pool *p, sp_iter *it, uint32_t idx, uint32_t prev,
-                               uint32_t prev_word) {
-    const sp__oslot *o = oslot_at(p, idx);
-    uint32_t next = o->s.next;
-    it->item = item_at(p, idx);
-    it->_slot = idx;
-    it->_word = cursor_word(o->s.word);
-    it->_next = next;
-    it->_next_word = next != SP__NIL ? cursor_word(oslot_at(p, next)->s.word) : 0u;
-    it->_prev = prev;
-    it->_prev_word = prev_word;
-    it->_stamp = o->stamp;
-    it->_origin = p->stamp_origin;
-}
-
-static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
-    if (idx == SP__NIL) {
-        memset(it, 0, sizeof *it);
-        return;
-    }
-    if (!p->ordered) {
-        it->item = item_at(p, idx);
-        it->_slot = idx;
-        return;
-    }
-    uint32_t prev = oslot_at(p, idx)->prev;
-    cursor_fill(p, it, idx, prev, prev != SP__NIL ? cursor_word(oslot_at(p, prev)->s.word) : 0u);
-}
-
-/* The member after the cursor's place, SP__NIL at the end; *lost when the place cannot be found
-   again (see stamps_fresh: only after 2^31 acquisitions during one walk). */
-static uint32_t cursor_successor(const sp_pool *p, const sp_iter *it, bool *lost) {
-    *lost = false;
-    if (!p->ordered) return leased_from(p, it->_slot + 1u);
-    if (still_leased(p, it->_slot, it->_word)) return slot_at(p, it->_slot)->next;
-    if (still_leased(p, it->_next, it->_next_word)) return it->_next;
-    if (it->_prev == SP__NIL) return p->lease_head;
-    if (still_leased(p, it->_prev, it->_prev_word)) return slot_at(p, it->_prev)->next;
-    if (it->_origin != p->stamp_origin || p->acquired - p->stamp_origin >= (UINT64_C(1) << 32)) {
-        *lost = true;
-        return SP__NIL;
-    }
-    uint32_t rank = it->_stamp - (uint32_t)p->stamp_origin, found = SP__NIL;
-    for (uint32_t i = p->lease_tail; i != SP__NIL && stamp_rank(p, i) > rank; i = *prev_at(p, i)) found = i;
-    return found;
-}
-
-sp_iter sp_iter_first(sp_pool *pool) {
-    sp_iter it;
-    memset(&it, 0, sizeof it);
-    if (!pool) {
-        null_pool("sp_iter_first");
-        return it;
-    }
-    stamps_fresh(pool);
-    cursor_at(pool, &it, leased_first(pool));
-    return it;
-}
-
-/* cursor_successor out of line, with its line when the walk lost its place: the loops that
-   call it keep their registers for the common step. */
-static SP__NOINLINE uint32_t walk_successor(const sp_pool *pool, const sp_iter *it) {
-    bool lost;
-    uint32_t next = cursor_successor(pool, it, &lost);
-    if (lost) sp__log(pool, SP__MSG_WALK_LOST);
-    return next;
-}
-
-/* The steps sp_iter_next leaves out of line: a NULL pool, a cursor at the end, the end of a
-   chunk in memory order, and a member that left its life in acquisition order. */
-static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
-    if (!pool) {
-        null_pool("sp_iter_next");
-        if (it) memset(it, 0, sizeof *it);
-        return;
-    }
-    if (!it || !it->item) return;
-    cursor_at(pool, it, walk_successor(pool, it));
-}
-
-void sp_iter_next(sp_pool *pool, sp_iter *it) {
-    if (SP__UNLIKELY(!pool || !it || !it->item)) {
-        iter_next_slow(pool, it);
-        return;
-    }
-    if (pool->ordered) { /* still the same life: its link is current */
-        const sp__oslot *o = oslot_at(pool, it->_slot);
-        if (SP__LIKELY(cursor_word(o->s.word) == it->_word)) {
-            uint32_t next = o->s.next;
-            if (next == SP__NIL)
-                memset(it, 0, sizeof *it);
-            else /* its prev is the member the cursor leaves */
-                cursor_fill(pool, it, next, it->_slot, it->_word);
-            return;
-        }
-    } else { /* the rest of this chunk */
-        uint32_t idx = it->_slot + 1u, c = idx >> pool->chunk_shift;
-        if (SP__LIKELY(c < pool->chunk_count)) {
-            const sp__chunk *ch = &pool->chunks[c];
-            uint32_t base = c << pool->chunk_shift;
-            for (uint32_t i = idx & pool->chunk_mask; i < ch->count; i++) {
-                if (visible_leased(plain_slot_at(pool, base | i)->word)) {
-                    it->_slot = base | i;
-                    it->item = ch->items + (size_t)i * pool->stride;
-                    return;
-                }
-            }
-        }
-    }
-    iter_next_slow(pool, it);
-}
-
-/* sp_each in memory order: every built slot in turn (the cursor's rule, without its calls). fn
-   may acquire, release, grow the slot array or add chunks, so the loop bounds and arrays are
-   read again after every call. */
-static size_t each_in_memory_order(sp_pool *pool, sp_each_fn fn, void *user) {
-    size_t n = 0;
-    for (uint32_t c = 0; c < pool->chunk_count; c++) {
-        for (uint32_t i = 0; i < pool->chunks[c].count; i++) {
-            if (!visible_leased(slot_at(pool, c << pool->chunk_shift | i)->word)) continue;
-            n++;
-            pool->hook_depth++;
-            bool go_on = fn(pool->chunks[c].items + (size_t)i * pool->stride, user);
-            pool->hook_depth--;
-            if (!go_on) return n;
-        }
-    }
-    return n;
-}
-
-size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
-    if (!pool) {
-        null_pool("sp_each");
-        return 0;
-    }
-    if (!fn) return 0;
-    if (!pool->ordered) return each_in_memory_order(pool, fn, user);
-    /* The cursor's rules, with its state in locals and its common step spelled out (fn left
-       the member in the same life: follow its link); anything else goes through
-       cursor_successor. fn counts as a hook of the pool (hook_depth): destroy, clear and trim
-       are refused in it. */
-    size_t n = 0;
-    stamps_fresh(pool);
-    const uint64_t origin = pool->stamp_origin; /* moves only after 2^31 acquisitions in fn */
-    for (uint32_t idx = pool->lease_head; idx != SP__NIL;) {
-        const sp__oslot *o = oslot_at(pool, idx);
-        uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = o->prev, stamp = o->stamp;
-        uint32_t next_word = next != SP__NIL ? cursor_word(oslot_at(pool, next)->s.word) : 0u;
-        uint32_t prev_word = prev != SP__NIL ? cursor_word(oslot_at(pool, prev)->s.word) : 0u;
-        void *item = item_at(pool, idx);
-        n++;
-        pool->hook_depth++;
-        bool go_on = fn(item, user);
-        pool->hook_depth--;
-        if (!go_on) break;
-        o = oslot_at(pool, idx); /* fn may have moved the slots (growth) */
-        if (SP__LIKELY(cursor_word(o->s.word) == word)) {
-            idx = o->s.next;
-            continue;
-        }
-        sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, origin};
-        idx = walk_successor(pool, &it);
-    }
-    return n;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Leak reports
-   ------------------------------------------------------------------------------------------ */
-
-static void leased_site(const sp_pool *p, uint32_t idx, const char **file, int *line) {
-#if SP_DEBUG
-    const sp__dbg *rec = dbg_at(p, idx);
-    *file = rec->acq_file;
-    *line = rec->acq_file ? (int)rec->acq_line : 0;
-#else
-    (void)p, (void)idx;
-    *file = NULL;
-    *line = 0;
-#endif
-}
-
-size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
-    if (!pool) {
-        null_pool("sp_leased_each");
-        return 0;
-    }
-    /* The cursor, so that fn releasing members cannot lead the walk astray; fn counts as a hook
-       (pools are never const objects: see hint_set). */
-    sp_pool *p = (sp_pool *)(uintptr_t)pool;
-    size_t n = 0;
-    for (sp_iter it = sp_iter_first(p); it.item; sp_iter_next(p, &it)) {
-        const char *file;
-        int line;
-        leased_site(p, it._slot, &file, &line);
-        if (fn) {
-            p->hook_depth++;
-            fn(it.item, file, line, user);
-            p->hook_depth--;
-        }
-        n++;
-    }
-    return n;
-}
-
-#define SP__REPORT_SITES 8
-
-/* One log line per acquisition site of the leased members (the first SP__REPORT_SITES sites in
-   the pool's order, then one line for the rest). */
-static size_t report_sites(const sp_pool *p, const char *what, sp_log_level level) {
-    struct {
-        const char *file;
-        int line;
-        size_t count;
-    } sites[SP__REPORT_SITES];
-    size_t nsites = 0, other = 0, total = 0;
-    for (uint32_t i = leased_first(p); i != SP__NIL; i = leased_next(p, i)) {
-        const char *file;
-        int line;
-        leased_site(p, i, &file, &line);
-        total++;
-        size_t k = 0;
-        while (k < nsites && !(sites[k].line == line && (sites[k].file == file ||
-                                                        (file && sites[k].file && strcmp(file, sites[k].file) == 0))))
-            k++;
-        if (k < nsites) {
-            sites[k].count++;
-        } else if (nsites < SP__REPORT_SITES) {
-            sites[nsites].file = file;
-            sites[nsites].line = line;
-            sites[nsites].count = 1;
-            nsites++;
-        } else {
-            other++;
-        }
-    }
-    if (!SP_DEBUG) { /* no debug records: one line, saying how to get the sites */
-        if (total) sp__log_level(p, level, SP__MSG_NO_SITES, total, what);
-        return total;
-    }
-    for (size_t k = 0; k < nsites; k++) {
-        if (sites[k].file)
-            sp__log_level(p, level, SP__MSG_LEAK_SITE, sites[k].count, what, sites[k].file, sites[k].line);
-        else
-            sp__log_level(p, level, SP__MSG_LEAK_NO_SITE, sites[k].count, what);
-    }
-    if (other) sp__log_level(p, level, SP__MSG_LEAK_OTHER_SITES, other, what);
-    return total;
-}
-
-size_t sp_leak_report(const sp_pool *pool, sp_log_level level) {
-    if (!pool) {
-        null_pool("sp_leak_report");
-        return 0;
-    }
-    return report_sites(pool, "leased", level);
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Stats
-   ------------------------------------------------------------------------------------------ */
-
-void sp_stats_get(const sp_pool *pool, sp_stats *out) {
-    if (!out) return;
-    memset(out, 0, sizeof *out);
-    if (!pool) {
-        null_pool("sp_stats_get");
-        return;
-    }
-    out->size = pool->size;
-    out->leased = pool->leased;
-    out->free = pool->size >= pool->leased ? pool->size - pool->leased : 0;
-    out->max = pool->max;
-    out->peak_leased = pool->peak_leased;
-    out->bytes = pool->bytes;
-    out->created = pool->created;
-    out->disposed = pool->disposed;
-    out->acquired = pool->acquired;
-    out->released = pool->acquired - pool->leased - pool->leased_disposed;
-    out->reclaimed = pool->reclaimed;
-    out->dropped = pool->dropped;
-    out->grown_past_max = pool->grown_past_max;
-}
-
-/* ---------------------------------------------------------------------------------------------
-   White-box checks
-   ------------------------------------------------------------------------------------------ */
-
-void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life) {
-    uint32_t idx = index_of(pool, item);
-    SP_ASSERT(idx != SP__NIL && life >= 1u && life <= SP__LIFE_MAX);
-    sp__slot *s = slot_at(pool, idx);
-    s->word = life << SP__FLAG_BITS | (s->word & ((1u << SP__FLAG_BITS) - 1u));
-}
-
-void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired) { pool->acquired = acquired; }
-
-bool sp__pool_check(const sp_pool *p) {
-    size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
-    uint32_t prev = SP__NIL;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
-        const sp__slot *s = slot_at(p, i);
-        if (!p->ordered || sp__state(s) != SP__LEASED || *prev_at(p, i) != prev) return false;
-        /* acquisition order: stamps rank higher along the list (while the ranks are exact) */
-        if (prev != SP__NIL && p->acquired - p->stamp_origin < (UINT64_C(1) << 32) &&
-            stamp_rank(p, i) <= stamp_rank(p, prev))
-            return false;
-        prev = i;
-        if (++leased > p->reserved) return false;
-    }
-    if (prev != p->lease_tail) return false;
-    for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) {
-        if (sp__state(slot_at(p, i)) != SP__FREE) return false;
-        if (++free_n > p->reserved) return false;
-    }
-    for (uint32_t c = 0; c < p->chunk_count; c++) {
-        const sp__chunk *ch = &p->chunks[c];
-        uint32_t b = 0;
-        for (uint32_t i = 0; i < ch->count; i++) {
-            uint32_t st = sp__state(slot_at(p, (c << p->chunk_shift) | i));
-            if (st == SP__FREE || st == SP__LEASED) b++;
-            leased_states += st == SP__LEASED;
-            if (index_of(p, ch->items + (size_t)i * p->stride) != ((c << p->chunk_shift) | i)) return false;
-        }
-        if (b != ch->built) return false;
-        built += b;
-        reserved += ch->count;
-        if (ch->count && ((c << p->chunk_shift) + ch->count) > p->slot_cap) return false;
-    }
-    /* Outside live chunks, no slot holds a member; no slot's life is below the pool's first
-       (those lives belong to earlier pools of its tag). */
-    for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
-        if (sp__life(slot_at(p, idx)) < p->life_first) return false;
-        uint32_t c = idx >> p->chunk_shift, st = sp__state(slot_at(p, idx));
-        bool live = c < p->chunk_count && (idx & p->chunk_mask) < p->chunks[c].count;
-        if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
-    }
-    if (!p->ordered) leased = leased_states; /* no list: the states are the leased set */
-    return leased == p->leased && leased_states == p->leased && built == p->size &&
-           leased + free_n == p->size &&
-           reserved == p->reserved && p->created - p->disposed == p->size;
 }

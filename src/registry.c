@@ -3,8 +3,8 @@
    - entries: the pools in order of addition (sp_registry_pool_at, destroy, release_all);
    - names:   an open-addressed table name -> pool, so that sp_spawn is O(1) expected;
    - tags:    an open-addressed table pool tag -> pool, so that sp_registry_resolve is O(1);
-   - ranges:  every chunk of every pool in one array sorted by address, so that any member is
-              sent home to its own pool in O(log chunks) without the caller knowing which.
+   - ranges:  every range of every pool in one array sorted by address, so that any member is
+              sent home to its own pool in O(log ranges) without the caller knowing which.
    Both tables have twice the entries' capacity and grow with them, all three or none.
 
    Hooks may call back into the registry at any moment. Two moments are special: while the
@@ -12,6 +12,7 @@
    half gone), and while a hook of one of its pools runs (or a pool is being added) the registry
    itself may not be destroyed. */
 #include "sp_internal.h"
+#include "sp_os.h"
 
 #include <string.h>
 
@@ -32,17 +33,17 @@ typedef struct sp__tag_slot {
     uint32_t tag;
 } sp__tag_slot;
 
-typedef struct sp__range {
-    uintptr_t lo, hi; /* [lo, hi): the members of one chunk */
+typedef struct sp__reg_range {
+    uintptr_t lo, hi; /* [lo, hi): one range of a pool (a reservation: the whole of it) */
     sp_pool *pool;
-} sp__range;
+} sp__reg_range;
 
 struct sp_registry {
     sp__entry *entries;
     size_t count, cap;
     sp__name_slot *names; /* 2 * cap slots */
     sp__tag_slot *tags;   /* 2 * cap slots */
-    sp__range *ranges;
+    sp__reg_range *ranges;
     size_t range_count, range_cap;
     const char *adding; /* the name of the pool sp_registry_add is building (its hooks run) */
     bool destroying;
@@ -91,6 +92,13 @@ static bool null_registry(const sp_registry *reg, const char *call) {
     sp__log_to(NULL, REG_NAME, SP__MSG_REG_NULL_ARG, call, "registry");
     return true;
 }
+
+/* What its pools tell the registry (their ranges, their end), through the interface pools
+   know (sp__pool_owner): pool.c never calls into this file. */
+static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi);
+static void range_removed(void *owner, uintptr_t lo);
+static void pool_gone(void *owner, const sp_pool *pool);
+static const sp__pool_owner registry_as_owner = {range_added, range_removed, pool_gone};
 
 /* ---------------------------------------------------------------------------------------------
    The two lookup tables: linear probing, deletion by backward shift (no tombstones, so that a
@@ -228,9 +236,14 @@ static void entry_remove(sp_registry *reg, size_t i) {
    ------------------------------------------------------------------------------------------ */
 
 sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
-    sp_registry_desc d = desc ? *desc : (sp_registry_desc){{NULL, NULL, NULL}, {NULL, NULL}};
-    if (!d.allocator.alloc != !d.allocator.free) {
-        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, "allocator needs both alloc and free");
+    sp_registry_desc d;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    /* The registry's allocator becomes its pools' default: refuse one a pool would refuse. */
+    sp__vm unused;
+    const char *why = sp__allocator_vm(&d.allocator, &unused);
+    if (why) {
+        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, why);
         return NULL;
     }
     if (!d.allocator.alloc) {
@@ -266,7 +279,7 @@ void sp_registry_destroy(sp_registry *reg) {
     }
     reg->destroying = true;
     /* In order of addition. A pool stays registered while its members are disposed and leaves
-       (sp__registry_forget) once it is gone, so count and pool_at never show a destroyed pool;
+       (pool_gone) once it is gone, so count and pool_at never show a destroyed pool;
        a dispose hook that destroys a later pool directly only shortens the list. */
     while (reg->count) {
         size_t before = reg->count;
@@ -320,7 +333,7 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
        under this name), fill its tables. Everything is checked again afterwards. */
     const char *outer = reg->adding;
     if (!outer) reg->adding = copy;
-    sp_pool *pool = sp__pool_create_in(&d, reg, name);
+    sp_pool *pool = sp__pool_create_in(&d, &registry_as_owner, reg, name);
     bool taken = pool && names_find(reg, name);
     bool no_room = pool && !taken && !entries_reserve(reg);
     if (taken || no_room) {
@@ -361,7 +374,7 @@ sp_result sp_registry_remove(sp_registry *reg, const char *name) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_registry_remove");
         return SP_ERR_INVALID;
     }
-    sp_pool_destroy(pool); /* leaves the registry when it is gone (sp__registry_forget) */
+    sp_pool_destroy(pool); /* leaves the registry when it is gone (pool_gone) */
     /* A destroy the pool refused keeps it registered under its name: report it. (The name cannot
        name another pool at the same address: the name stays taken until the pool is gone.) */
     return names_find(reg, name) == pool ? SP_ERR_INVALID : SP_OK;
@@ -416,7 +429,7 @@ void *sp_registry_resolve(const sp_registry *reg, sp_handle handle) {
 }
 
 /* ---------------------------------------------------------------------------------------------
-   The address index, and what pool.c tells the registry
+   The address index, kept by what the pools tell their owner
    ------------------------------------------------------------------------------------------ */
 
 /* Index of the first range with lo > a. */
@@ -432,7 +445,8 @@ static size_t ranges_upper(const sp_registry *reg, uintptr_t a) {
     return lo;
 }
 
-sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo, uintptr_t hi) {
+static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi) {
+    sp_registry *reg = (sp_registry *)owner;
     if (reg->range_count == reg->range_cap &&
         !reg_grow(reg, (void **)&reg->ranges, &reg->range_cap, sizeof *reg->ranges, 16u))
         return SP_ERR_NOMEM;
@@ -445,7 +459,8 @@ sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo
     return SP_OK;
 }
 
-void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo) {
+static void range_removed(void *owner, uintptr_t lo) {
+    sp_registry *reg = (sp_registry *)owner;
     size_t at = ranges_upper(reg, lo);
     if (at == 0 || reg->ranges[at - 1u].lo != lo) return;
     at--;
@@ -454,7 +469,8 @@ void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo) {
 }
 
 /* A pool that is gone (however it was destroyed) leaves the index and the list. */
-void sp__registry_forget(sp_registry *reg, const sp_pool *pool) {
+static void pool_gone(void *owner, const sp_pool *pool) {
+    sp_registry *reg = (sp_registry *)owner;
     size_t keep = 0;
     for (size_t i = 0; i < reg->range_count; i++)
         if (reg->ranges[i].pool != pool) reg->ranges[keep++] = reg->ranges[i];
@@ -463,12 +479,12 @@ void sp__registry_forget(sp_registry *reg, const sp_pool *pool) {
     if (i != SIZE_MAX) entry_remove(reg, i);
 }
 
-/* The pool whose chunk contains item's address, whatever the slot state. */
+/* The pool whose range contains item's address, whatever the slot state. */
 static sp_pool *range_owner(const sp_registry *reg, const void *item) {
     uintptr_t a = (uintptr_t)item;
     size_t at = ranges_upper(reg, a);
     if (at == 0) return NULL;
-    const sp__range *r = &reg->ranges[at - 1u];
+    const sp__reg_range *r = &reg->ranges[at - 1u];
     return a < r->hi ? r->pool : NULL;
 }
 

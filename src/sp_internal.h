@@ -76,21 +76,23 @@ typedef struct sp__oslot {
 static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }
 static inline uint32_t sp__state(const sp__slot *s) { return s->word & SP__STATE_MASK; }
 
-/* One allocation of `count` members. Their slots are p->slots[number << chunk_shift | i]. A freed
-   chunk keeps its record (items NULL, count 0); its slots keep their lives in the flat array, so
-   the number can be used again without restarting a generation. 16 bytes. */
-typedef struct sp__chunk {
-    unsigned char *items;
-    uint32_t count; /* members this chunk has room for, 0 when freed */
-    uint32_t built; /* members built in it */
-} sp__chunk;
+/* One address range of members. A pool's slot indices are cut into ranges in order: range c
+   owns indices [first, first + cap). Range 0 is the reserved range when the pool could reserve
+   address space (its members are committed as the pool grows: `count` of them so far) or the
+   first of the fallback's geometric ranges (each twice the previous, allocated whole). A range
+   given back (fallback only) keeps its record (items NULL, count 0), so that its indices, whose
+   slots keep their lives, are used again by the next range of the same number. */
+typedef struct sp__range {
+    unsigned char *items; /* its first member; NULL when given back */
+    uint32_t first;       /* slot index of its first member */
+    uint32_t cap;         /* members it can ever hold */
+    uint32_t count;       /* members with memory (committed or allocated): the recognised ones */
+    uint32_t built;       /* members built in it */
+} sp__range;
 
-/* Address-block -> chunk map for recognising members in expected O(1): every block of
-   2^block_shift bytes that a chunk's members overlap has an entry (a chunk spans at most 2). */
-typedef struct sp__bucket {
-    uintptr_t block;
-    uint32_t chunk; /* SP__NIL: empty */
-} sp__bucket;
+/* The most ranges a pool can have: the geometric ranges from one member double up to the slot
+   limit in 25 steps (the default start of 256 members takes 17). */
+#define SP__RANGE_MAX 26u
 
 #define SP__NAME_CAP 48
 
@@ -99,30 +101,36 @@ struct sp_pool {
     uint32_t free_head;
     uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
-    bool plain_acquire;  /* no lease list, no on_acquire: an acquisition is a pop and a count */
+    bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
+                            pop, a count and the member's place in the top range */
+    uint32_t resolve_below; /* slot_cap when one live range holds every member, else 0: a
+                               handle's slot index below it resolves in line (sp_resolve) */
+    uint32_t plain_below; /* SP__NIL when plain_acquire, else 0: a free head below it takes
+                             the plain path (one compare for "a free member, and plain") */
     bool plain_release;  /* no lease list, no on_release */
     bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
     bool release_slow;   /* a release that is not plain takes release_general: on_release is
                             set, or a priority callback or a teardown is running (routes_update) */
-    /* The chunk of the last member found, tried before the address map; copied here so that a
-       release reads no chunk record. hint_count 0: no hint. */
-    uint32_t hint_count, hint_base; /* its member count and first slot index */
-    uintptr_t hint_items;
-    uint32_t chunk_shift;
-    uint32_t chunk_mask;
+    /* The range tried first, copied here so that a release reads no range record: the
+       reserved range, or the fallback's largest. top_count 0: none yet. */
+    uint32_t top_count, top_first; /* its recognised members and first slot index */
+    uintptr_t top_items;
+    uint32_t top_plain; /* top_count when its releases may take the plain path (plain_release),
+                           else 0: sp_release's one range test then also checks the route */
     uint32_t stride_rot; /* stride = odd << stride_rot */
     uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *slots; /* flat, slot_size bytes a slot index; grows, never shrinks */
     uint32_t slot_size;   /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
-    uint32_t slot_cap;  /* slot indices below this exist */
+    uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */
 #if SP_DEBUG
     struct sp__dbg *dbg; /* debug records, parallel to slots */
 #endif
-    sp__chunk *chunks;
-    sp__bucket *buckets;
-    uint32_t bucket_bits; /* 0: no map, the only chunk is number 0 (fixed-buffer mode) */
-    uint32_t block_shift;
+    sp__range ranges[SP__RANGE_MAX];
+    uint32_t range_count;             /* numbers in use (given-back ones included) */
+    uint32_t top;                     /* the range copied into top_* */
+    uint8_t by_address[SP__RANGE_MAX]; /* the live ranges' numbers, lowest address first */
+    uint32_t live_ranges;             /* entries in by_address */
     size_t leased, peak_leased;
     uint64_t acquired;
     uint64_t leased_disposed; /* lives ended by clear/destroy: released = acquired - leased - this */
@@ -132,15 +140,28 @@ struct sp_pool {
 
     /* cold */
     uint32_t unbuilt_head;
-    uint32_t chunk_count, chunk_cap; /* numbers in use (freed included), table capacity */
-    uint32_t bucket_used;
     uint32_t tag;
+    uint64_t tag_bits; /* tag << SP__SLOT_BITS: a handle's tag in place */
     uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
     uint64_t foreign_handles, forged_handles; /* refused resolves, for rate-limited warnings */
     size_t size;     /* built members */
-    size_t reserved; /* slots in live chunks */
+    size_t reserved; /* members with memory: the live ranges' counts */
     size_t max;
-    size_t chunk_items;
+    size_t chunk_items; /* the first range's members (fallback), the commit step (reserved) */
+    /* Virtual memory (sp_os.h), when the pool reserved its range: vm.reserve set and
+       reserved_items non-NULL. The members' reservation, and the bookkeeping's (slots, then
+       the debug records), each reserved once for the pool's life: they never move. */
+    struct {
+        void *(*reserve)(size_t size, void *user);
+        bool (*commit)(void *addr, size_t size, void *user);
+        void (*decommit)(void *addr, size_t size, void *user);
+        void (*release)(void *addr, size_t size, void *user);
+        void *user;
+    } vm;
+    unsigned char *reserved_items, *reserved_books;
+    size_t reserved_items_size, reserved_books_size; /* bytes of address space */
+    size_t committed_items; /* bytes committed at reserved_items */
+    size_t page;            /* the commit granularity */
     size_t item_size, item_align;
     size_t bytes;
     uint64_t created, disposed, reclaimed, dropped, grown_past_max;
@@ -155,6 +176,8 @@ struct sp_pool {
     int hook_depth;   /* hooks of this pool running right now (priority and sp_each
                          callbacks included) */
     int scoring;      /* priority callbacks running: acquire and release are refused */
+    int allocating;   /* allocator callbacks running (they count in hook_depth too): acquisitions
+                         that would grow the pool, and sp_prewarm, are refused */
     bool destroying;
     bool tearing_down; /* sp_clear or sp_pool_destroy running: acquisitions are refused */
     uint32_t doomed;   /* during a teardown: the free members still to dispose (the free list
@@ -162,7 +185,8 @@ struct sp_pool {
     uint64_t stamp_origin; /* acquisition stamps compare as (stamp - origin): see stamps_fresh */
     bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
     size_t capacity;  /* fixed-buffer mode: members that fit */
-    sp_registry *registry;
+    const struct sp__pool_owner *owner_fns; /* the owner (the registry) and its interface, or NULL */
+    void *owner;
     char name[SP__NAME_CAP];
 };
 
@@ -210,7 +234,10 @@ struct sp_pool {
       "release of %p: its create/dispose hook is running (re-entry)")                              \
     X(MSG_WALK_LOST, SP_LOG_INFO,                                                                  \
       "iteration stopped: its place was released and the pool has since made 2^31 acquisitions") \
-    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")
+    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")                              \
+    X(MSG_NO_RESERVE, SP_LOG_INFO,                                                                 \
+      "could not reserve %zu bytes of address space: growing in ranges instead")                  \
+    X(MSG_IN_ALLOCATOR, SP_LOG_WARN, "%s called from this pool's allocator: refused")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
@@ -249,15 +276,24 @@ bool sp__tag_is_retired(uint32_t tag);
 uint32_t sp__tags_retired(void);
 void sp__tags_reset(void);
 
-/* ---- between pool.c and registry.c ---------------------------------------------------- */
-/* Creates a pool that belongs to reg (NULL: none) from the start, so that its first chunks are
-   already in the registry's address index. */
-sp_pool *sp__pool_create_in(const sp_desc *desc, sp_registry *reg, const char *default_name);
-/* The registry learns about a pool's chunk [lo, hi) / forgets it. */
-sp_result sp__registry_chunk_added(sp_registry *reg, sp_pool *pool, uintptr_t lo, uintptr_t hi);
-void sp__registry_chunk_removed(sp_registry *reg, uintptr_t lo);
-/* A pool destroyed directly (not through the registry) leaves its registry. */
-void sp__registry_forget(sp_registry *reg, const sp_pool *pool);
+/* ---- a pool's owner ------------------------------------------------------------------
+   A pool that belongs to something (the registry) tells it about its address ranges through
+   this small interface and knows nothing else about it: registry.c uses pools, pool.c never
+   calls into the registry, so the dependency runs one way. */
+typedef struct sp__pool_owner {
+    /* The pool's range [lo, hi) exists now; SP_ERR_NOMEM refuses it (the pool then gives the
+       range back and reports an allocator failure). */
+    sp_result (*range_added)(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi);
+    /* The range starting at lo is gone. */
+    void (*range_removed)(void *owner, uintptr_t lo);
+    /* The pool is being destroyed, however that came about: it leaves its owner. */
+    void (*pool_gone)(void *owner, const sp_pool *pool);
+} sp__pool_owner;
+
+/* Creates a pool that belongs to `owner` (NULL: none) from the start, so that its first ranges
+   are already known to the owner when its create hooks run. */
+sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
+                            const char *default_name);
 /* True when item is the start of a built member of pool. O(1) expected. */
 bool sp__pool_has_member(const sp_pool *pool, const void *item);
 

@@ -127,7 +127,12 @@ typedef struct model {
     uint64_t seq;
     uint32_t rng;
     int acquire_budget;
-    /* the walk */
+    /* the walk: it visits only the members leased when it began, the ones acquired up to
+       start_seq (acquisition order), or lying below end_slot (memory order: the slot after the
+       last one leased; a member acquired meanwhile into a free slot below it is visited when it
+       lies after the walk's place) */
+    uint64_t start_seq;
+    uint32_t end_slot;
     bool started;
     uint64_t last_seq;
     uint32_t last_slot;
@@ -156,11 +161,19 @@ static size_t model_find(const model *md, const void *ptr) {
     return SIZE_MAX;
 }
 
+static void model_walk_begins(model *md) {
+    md->start_seq = md->seq;
+    md->end_slot = 0;
+    for (size_t i = 0; i < md->n; i++)
+        if (md->m[i].slot + 1u > md->end_slot) md->end_slot = md->m[i].slot + 1u;
+}
+
 /* The member the walk must visit next: the first after the place of the last visit. */
 static size_t model_expected(const model *md) {
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < md->n; i++) {
         const model_member *e = &md->m[i];
+        if (md->memory ? e->slot >= md->end_slot : e->seq > md->start_seq) continue;
         bool after = !md->started || (md->memory ? e->slot > md->last_slot : e->seq > md->last_seq);
         if (!after) continue;
         if (best == SIZE_MAX || (md->memory ? e->slot < md->m[best].slot : e->seq < md->m[best].seq)) best = i;
@@ -222,6 +235,7 @@ static void walks_match_a_model_whatever_the_body_releases_and_acquires(void **s
                 for (size_t i = 0; i < start; i++) model_acquire(&md);
                 for (size_t i = 0; i < start / 3; i++) model_release_at(&md, test_rand(&md.rng) % md.n);
                 md.acquire_budget = 40;
+                model_walk_begins(&md);
                 size_t visits;
                 if (cursor) {
                     visits = 0;
@@ -270,7 +284,8 @@ static bool wrap_fn(void *item, void *user) {
 static void each_visits_a_long_leased_member_once_after_the_stamps_wrap(void **state) {
     (void)state;
     /* P leased long ago; 2^31 + 5 acquisitions later T; at T the walk releases T and acquires
-       N. Before, a wrapped comparison took P for newer than T: P T P N. */
+       N, which it does not visit (acquired meanwhile). Before, a wrapped comparison took P for
+       newer than T: P T P N. */
     for (int cursor = 0; cursor <= 1; cursor++) {
         for (int prev_too = 0; prev_too <= 1; prev_too++) {
             test_env env;
@@ -285,9 +300,10 @@ static void each_visits_a_long_leased_member_once_after_the_stamps_wrap(void **s
             } else {
                 sp_each(p, wrap_fn, &w);
             }
-            void *want[] = {q, pm, t, w.acquired};
+            assert_non_null(w.acquired);
+            void *want[] = {q, pm, t};
             size_t k = 0;
-            for (size_t i = 0; i < 4; i++)
+            for (size_t i = 0; i < 3; i++)
                 if (want[i]) assert_ptr_equal(w.seen[k++], want[i]);
             assert_int_equal(w.count, k);
             assert_true(sp__pool_check(p));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Zlib */
 /* Memory: what a big pool holds per member (at most the aligned item size + 16 bytes at 100k
-   members; SP_DEBUG builds add their documented per-slot debug record on top), that `bytes` does not under-report what the allocator gave out, and that a warm pool
+   members in its reserved range, twice the item size + 16 in the fallback's geometric ranges;
+   SP_DEBUG builds add their documented per-slot debug record on top), that `bytes` does not under-report what the allocator gave out, and that a warm pool
    never calls the allocator while a churn stays within its size, under every overflow policy. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,17 +15,21 @@
 
 #include <stdlib.h>
 
-static void check_bytes_per_member(size_t item, size_t aligned) {
+static void check_bytes_per_member(size_t item, size_t aligned, bool fallback) {
     enum { N = 100000 };
     test_alloc ta = {0};
-    sp_desc d = {.name = "big", .item_size = item, .allocator = test_alloc_make(&ta)};
+    sp_desc d = {.name = "big", .item_size = item};
+    if (fallback) d.allocator = test_alloc_make(&ta); /* alloc/free only: no reservation */
     sp_pool *p = sp_pool_create(&d);
     assert_int_equal(sp_prewarm(p, N), N);
     sp_stats s;
     sp_stats_get(p, &s);
     assert_int_equal(s.size, N);
     assert_true(s.bytes >= ta.live_bytes);
-    size_t budget = aligned + 16 + SP__DBG_BYTES;
+    if (fallback) assert_int_equal(s.bytes_reserved, 0);
+    /* Without virtual memory (SP_NO_VIRTUAL_MEMORY) the default allocator's pool is a fallback too. */
+    bool ranges = s.bytes_reserved == 0;
+    size_t budget = (ranges ? 2 * aligned : aligned) + 16 + SP__DBG_BYTES;
     if (s.bytes / N > budget) {
         print_error("item %zu: %zu bytes for %d members, %zu per member, budget %zu\n", item,
                     s.bytes, N, s.bytes / N, budget);
@@ -42,9 +47,11 @@ static void check_bytes_per_member(size_t item, size_t aligned) {
 
 static void bytes_per_member_at_100k_is_at_most_aligned_size_plus_16(void **state) {
     (void)state;
-    check_bytes_per_member(16, 16);
-    check_bytes_per_member(64, 64);
-    check_bytes_per_member(256, 256);
+    for (int fallback = 0; fallback < 2; fallback++) {
+        check_bytes_per_member(16, 16, fallback);
+        check_bytes_per_member(64, 64, fallback);
+        check_bytes_per_member(256, 256, fallback);
+    }
 }
 
 /* Warm up to `warm` members, then `ops` random operations that never need more than the pool's

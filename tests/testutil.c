@@ -37,7 +37,7 @@ static void counting_free(void *ptr, size_t size, void *user) {
 }
 
 sp_allocator test_alloc_make(test_alloc *ta) {
-    sp_allocator a = {counting_alloc, counting_free, ta};
+    sp_allocator a = {.alloc = counting_alloc, .free = counting_free, .user = ta};
     return a;
 }
 

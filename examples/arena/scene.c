@@ -199,7 +199,7 @@ static sp_pool *scene_add_pool(scene *s, const char *name, size_t max, sp_overfl
                                .dispose = entity_dispose,
                                .priority = priority,
                                .user = s,
-                               .allocator = {scene_alloc, scene_free, s},
+                               .allocator = {.alloc = scene_alloc, .free = scene_free, .user = s},
                                .logger = {scene_log, s},
                            });
 }

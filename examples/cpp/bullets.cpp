@@ -101,20 +101,24 @@ int main(int argc, char **argv) {
 
     alloc_counter allocs = {0};
     long allocs_after_warmup = -1, fired = 0, hits = 0, spawned = 0, retargets = 0;
+    sp_allocator counted = sp_allocator();
+    counted.alloc = counted_alloc;
+    counted.free = counted_free;
+    counted.user = &allocs;
     {
         sp::pool<bullet>::options bopt;
         bopt.name = "bullets";
         bopt.initial = 64; // Little's law: 2 turrets x 8 shots/s x 1.5 s = 24, with headroom
         bopt.max = 64;
         bopt.overflow = SP_OVERFLOW_RECLAIM;
-        bopt.allocator = sp_allocator{counted_alloc, counted_free, &allocs};
+        bopt.allocator = counted;
         sp::pool<bullet> bullets(bopt);
 
         sp::pool<drone>::options dopt;
         dopt.name = "drones";
         dopt.initial = 16;
         dopt.max = 16;
-        dopt.allocator = sp_allocator{counted_alloc, counted_free, &allocs};
+        dopt.allocator = counted;
         sp::pool<drone> drones(dopt);
 
         turret turrets[2] = {{vec2{100.0f, 400.0f}, sp::handle<drone>(), 0.0f},

@@ -149,7 +149,8 @@ static sp_pool *fs_pool_make(fs_sim *sim, sp_overflow policy, size_t initial) {
         .on_acquire = fs_pool_acquire,
         .on_release = fs_pool_release,
         .user = sim,
-        .allocator = {fs_count_alloc, fs_count_free, &sim->side[FS_POOLED]},
+        .allocator = {.alloc = fs_count_alloc, .free = fs_count_free,
+                      .user = &sim->side[FS_POOLED]},
         .logger = {fs_pool_log, sim},
     });
 }

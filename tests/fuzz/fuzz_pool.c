@@ -1554,19 +1554,22 @@ static void fz_op_set_overflow(fz_pool *p, unsigned b) {
 
 /* sp_each with a callback that releases the member it is given, releases others, acquires (any
    kind, so reclaims too, before or after those releases) and may stop early. The model names the
-   next visit after every call of the callback:
-   Memory order: the first leased slot after the current one, so what was released meanwhile is
-   skipped and what was acquired after it is visited.
-   Acquisition order (include/spawnpool.h): what fn acquires comes after the member it was given
-   and is visited; whatever fn releases, the next visit is the first leased member acquired
-   after the visited life. Lives are told apart by handle, not pointer: a member released and
-   handed out again is a new acquisition, at the end. */
+   next visit after every call of the callback. A walk visits only the members leased when it
+   began (`end`), so that it always ends:
+   Memory order: the first leased slot after the current one, below the slot after the last one
+   leased at the start; so what was released meanwhile is skipped, what was acquired after it
+   into a slot below that end is visited, and what growth built is not.
+   Acquisition order (include/spawnpool.h): whatever fn releases, the next visit is the first
+   leased member acquired after the visited life, and before the walk began: what fn acquires
+   comes after every member and is not visited. Lives are told apart by handle, not pointer: a
+   member released and handed out again is a new acquisition, at the end. */
 typedef struct fz_each_ctx {
     fz_pool *p;
     unsigned bits, stop_at;
     size_t visits;
     uint64_t from;          /* memory order: the next visit is the first leased slot from here */
     const void *expect;     /* acquisition order: the next visit (NULL: the walk must stop) */
+    uint64_t end;           /* the walk visits keys (seq or slot) below this */
     unsigned acquires;      /* acquisitions the callback may still make */
     int acquire_kind;       /* as in fz_op_acquire */
     int release_others;     /* the callback releases other members too */
@@ -1575,12 +1578,30 @@ typedef struct fz_each_ctx {
 
 /* Acquisition order: the visit after the life `self` (acquired as number `seq`). Whatever fn
    and the hooks released, the walk goes on at the first member acquired after self. */
+static fz_member *fz_walk_at(const fz_each_ctx *c, uint64_t from) {
+    fz_member *e = fz_first_at(c->p, from);
+    return e && fz_key(c->p, e) < c->end ? e : NULL;
+}
+
 static void fz_each_expect(fz_each_ctx *c, sp_handle self, uint64_t seq, sp_handle next) {
-    fz_pool *p = c->p;
     (void)self, (void)next;
     c->expect = NULL;
-    const fz_member *e = fz_first_at(p, seq + 1u);
+    const fz_member *e = fz_walk_at(c, seq + 1u);
     if (e) c->expect = e->ptr;
+}
+
+/* Where a walk that begins now ends: after the newest acquisition, or the last leased slot. */
+static void fz_walk_begins(fz_each_ctx *c) {
+    fz_pool *p = c->p;
+    c->end = 0;
+    if (!p->memory) {
+        c->end = p->next_seq + 1u;
+        const fz_member *first = fz_walk_at(c, 0);
+        c->expect = first ? first->ptr : NULL;
+        return;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        if (p->m[i].leased && (uint64_t)p->m[i].slot + 1u > c->end) c->end = (uint64_t)p->m[i].slot + 1u;
 }
 
 static bool fz_each_fn(void *item, void *user) {
@@ -1588,7 +1609,7 @@ static bool fz_each_fn(void *item, void *user) {
     fz_pool *p = c->p;
     fz_member *mb;
     if (p->memory) {
-        mb = fz_first_at(p, c->from);
+        mb = fz_walk_at(c, c->from);
         FZ_CHECK(mb != NULL && item == mb->ptr, "sp_each visited the wrong member (memory order)");
         c->from = (uint64_t)mb->slot + 1u;
     } else {
@@ -1640,15 +1661,12 @@ static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
     c.acquires = extra & 3u;
     c.acquire_kind = (int)((extra >> 2) & 3u);
     c.release_others = (int)((extra >> 4) & 1u);
-    if (!p->memory) {
-        const fz_member *first = fz_first_at(p, 0);
-        c.expect = first ? first->ptr : NULL;
-    }
+    fz_walk_begins(&c);
     size_t visited = sp_each(p->pool, fz_each_fn, &c);
     FZ_CHECK(visited == c.visits, "sp_each returned a count other than its visits");
     int stopped = c.stop_at != 0 && c.visits >= c.stop_at;
     if (!stopped && p->memory) {
-        FZ_CHECK(fz_first_at(p, c.from) == NULL, "sp_each ended before the last leased slot");
+        FZ_CHECK(fz_walk_at(&c, c.from) == NULL, "sp_each ended before the last leased slot");
     } else if (!stopped) {
         FZ_CHECK(c.expect == NULL, "sp_each ended before the last leased member");
     }
@@ -1666,10 +1684,7 @@ static void fz_op_iter(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
     c.acquires = extra & 3u;
     c.acquire_kind = (int)((extra >> 2) & 3u);
     c.release_others = (int)((extra >> 4) & 1u);
-    if (!p->memory) {
-        const fz_member *first = fz_first_at(p, 0);
-        c.expect = first ? first->ptr : NULL;
-    }
+    fz_walk_begins(&c);
     int stopped = 0;
     for (sp_iter it = sp_iter_first(p->pool); it.item; sp_iter_next(p->pool, &it)) {
         if (!fz_each_fn(it.item, &c)) {
@@ -1678,7 +1693,7 @@ static void fz_op_iter(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
         }
     }
     if (!stopped && p->memory) {
-        FZ_CHECK(fz_first_at(p, c.from) == NULL, "the cursor ended before the last leased slot");
+        FZ_CHECK(fz_walk_at(&c, c.from) == NULL, "the cursor ended before the last leased slot");
     } else if (!stopped) {
         FZ_CHECK(c.expect == NULL, "the cursor ended before the last leased member");
     }
@@ -1841,7 +1856,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #if FZ_MODEL_TAG_LIVES
     fz_gone_n = fz_gone_pos = 0;
 #endif
-    sp_registry_desc rd = {{NULL, NULL, NULL}, {fz_reg_logger, NULL}};
+    sp_registry_desc rd = {.logger = {.log = fz_reg_logger}};
     fz_reg = sp_registry_create_with(&rd);
     FZ_CHECK(fz_reg != NULL, "sp_registry_create failed");
     /* The first byte: the pool count in its low 2 bits, then the orders of pools 0, 1 and 2 in

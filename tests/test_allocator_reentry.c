@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Zlib */
-/* PENDING (the fix is in src/pool.c, being rewritten by `core`): a pool's allocator callbacks are
-   callbacks of the pool, called in the middle of growth, trim and clear, but they are not
-   guarded as hooks are. An allocator that destroys the pool it allocates for frees the pool
-   under the growth (heap-use-after-free); one that acquires from it re-enters the growth.
-   Move this file to tests/test_allocator_reentry.c once pool.c raises hook_depth around its
-   allocator calls (and refuses acquisitions from inside them). */
+/* A pool's allocator callbacks (alloc and free, and the vm's commit, decommit and release) are
+   called in the middle of growth, trim and teardown: they count as hooks of the pool. An
+   allocator that destroys the pool it allocates for is refused (it used to free the pool under
+   the growth: a heap use-after-free); one that acquires from it is refused (it used to re-enter
+   the growth: the same chunk built twice, one leaked). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +12,7 @@
 #include <cmocka.h>
 
 #include "sp_internal.h"
+#include "sp_os.h"
 #include "testutil.h"
 
 #include <stdlib.h>
@@ -55,14 +55,14 @@ static void ha_log(sp_log_level level, const char *name, const char *message, vo
 static sp_pool *ha_pool(hostile_alloc *h) {
     memset(h, 0, sizeof *h);
     sp_pool *p = sp_pool_create(&(sp_desc){.name = "hostile", .item_size = 32, .chunk_items = 2,
-                                           .allocator = {ha_alloc, ha_free, h},
+                                           .allocator = {.alloc = ha_alloc, .free = ha_free, .user = h},
                                            .logger = {ha_log, h}});
     assert_non_null(p);
     h->pool = p;
     return p;
 }
 
-/* Today: heap-use-after-free in the growth (ASan). */
+/* Was a heap use-after-free in the growth (ASan). */
 static void allocator_destroying_its_pool_during_growth_is_refused(void **state) {
     (void)state;
     hostile_alloc h;
@@ -101,11 +101,70 @@ static void allocator_acquiring_from_its_pool_during_growth_is_refused(void **st
     sp_pool_destroy(p);
 }
 
+/* The same attacks from a virtual-memory allocator's commit (the growth of a reserved range). */
+static void *hv_reserve(size_t size, void *user) {
+    (void)user;
+    return sp__os_reserve(size);
+}
+
+static bool hv_commit(void *addr, size_t size, void *user) {
+    hostile_alloc *h = (hostile_alloc *)user;
+    if (h->pool && h->destroy) {
+        h->destroy = 0;
+        sp_pool_destroy(h->pool);
+    }
+    if (h->pool && h->acquire) {
+        h->acquire = 0;
+        (void)sp_acquire(h->pool);
+        (void)sp_prewarm(h->pool, 1);
+    }
+    return sp__os_commit(addr, size);
+}
+
+static void hv_decommit(void *addr, size_t size, void *user) {
+    (void)user;
+    (void)sp__os_decommit(addr, size);
+}
+
+static void hv_release(void *addr, size_t size, void *user) {
+    (void)user;
+    sp__os_release(addr, size);
+}
+
+static void commit_attacking_its_pool_is_refused(void **state) {
+    (void)state;
+    if (!sp__os_has_virtual_memory()) skip();
+    for (int attack = 0; attack < 2; attack++) {
+        hostile_alloc h;
+        memset(&h, 0, sizeof h);
+        sp_pool *p = sp_pool_create(&(sp_desc){
+            .name = "hostile", .item_size = 32, .chunk_items = 2,
+            .allocator = {.alloc = ha_alloc, .free = ha_free, .user = &h, .reserve = hv_reserve,
+                          .commit = hv_commit, .decommit = hv_decommit, .release = hv_release},
+            .logger = {ha_log, &h}});
+        assert_non_null(p);
+        h.pool = p;
+        h.destroy = attack == 0;
+        h.acquire = attack == 1;
+        void *a = sp_acquire(p); /* the first member: the range commits its first pages */
+        assert_non_null(a);
+        assert_int_equal(h.refusals, attack == 0 ? 1 : 2); /* acquire and prewarm, each refused */
+        sp_stats st;
+        sp_stats_get(p, &st);
+        assert_int_equal(st.leased, 1);
+        assert_true(sp__pool_check(p));
+        sp_release_all(p);
+        h.pool = NULL;
+        sp_pool_destroy(p);
+    }
+}
+
 int main(void) {
     if (getenv("SP_TEST_FILTER")) cmocka_set_test_filter(getenv("SP_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(allocator_destroying_its_pool_during_growth_is_refused),
         cmocka_unit_test(allocator_acquiring_from_its_pool_during_growth_is_refused),
+        cmocka_unit_test(commit_attacking_its_pool_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Zlib */
+/* handles.c -- Handles: a member's handle (life, tag, slot index), resolving one (in line for a
+   pool of one range), the refusals and their rate-limited warnings, and membership tests. */
+#include "pool_internal.h"
+
+static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
+    sp_handle h;
+    h.id = (uint64_t)sp__life(slot_at(p, idx)) << (SP__SLOT_BITS + SP__TAG_BITS) |
+           (uint64_t)p->tag << SP__SLOT_BITS | idx;
+    return h;
+}
+
+
+void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
+    sp_handle h = {0};
+    void *item = NULL;
+    if (SP__UNLIKELY(!pool)) sp__null_pool("sp_acquire_handle");
+    if (pool) {
+        /* With a free member, acquire_fast leases exactly the head of the free list, so its slot
+           is known; only the slow paths (build, reclaim) need the pointer mapped back. */
+        uint32_t idx = pool->free_head;
+        item = acquire_fast(pool, arg, false);
+        if (item && idx == SP__NIL) idx = index_of(pool, item);
+        if (item) h = handle_at(pool, idx);
+    }
+    if (out) *out = h;
+    return item;
+}
+
+
+void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
+    void *item = sp_acquire_handle(pool, arg, out);
+    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
+}
+
+
+sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
+    sp_handle h = {0};
+    if (!pool) sp__null_pool("sp_handle_of");
+    if (!pool || !item) return h;
+    uint32_t idx = index_of(pool, item);
+    if (idx == SP__NIL) return h;
+    if (sp__state(slot_at(pool, idx)) != SP__LEASED) return h;
+    return handle_at(pool, idx);
+}
+
+
+/* Counts a refused resolve of one kind and logs the first, then every count that reaches a power
+   of two, with the count: a loop of bad lookups cannot flood the log. The counters are
+   bookkeeping, not state: bumping them from a const lookup is harmless (a pool is used by one
+   thread at a time, and pools are never const objects). */
+static void resolve_warn(const sp_pool *pool, sp__msg msg, sp_handle handle) {
+    sp_pool *p = (sp_pool *)(uintptr_t)pool;
+    uint64_t *count = msg == SP__MSG_FOREIGN_HANDLE ? &p->foreign_handles : &p->forged_handles;
+    uint64_t n = ++*count;
+    if ((n & (n - 1u)) == 0) sp__log(pool, msg, (unsigned long long)handle.id, (unsigned long long)n);
+}
+
+
+/* Why a handle did not resolve. A stale handle is the expected case (the turret's target died)
+   and stays silent; a handle of another pool (another tag, or a life below this pool's first:
+   an earlier pool under the same tag), or one naming a slot or a life that never existed, is a
+   bug in the caller and gets a rate-limited warning. */
+static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle) {
+    if (handle.id == 0) return NULL;
+    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
+    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
+    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
+    if (tag != pool->tag || (life != 0 && life < pool->life_first)) {
+        resolve_warn(pool, SP__MSG_FOREIGN_HANDLE, handle);
+        return NULL;
+    }
+    uint32_t reached = 0; /* the highest life this slot can have handed out */
+    if (idx < pool->slot_cap) {
+        const sp__slot *s = slot_at(pool, idx);
+        reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
+    }
+    if (life == 0 || life > reached) resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
+    return NULL;
+}
+
+
+/* Every resolve that sp_resolve does not finish in line: a NULL pool, a pool of several live
+   ranges (the fallback), a handle that does not name a leased member. */
+static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
+    if (!pool) {
+        sp__null_pool("sp_resolve");
+        return NULL;
+    }
+    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
+    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
+    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
+    if (tag != pool->tag || idx >= pool->slot_cap) return resolve_refused(pool, handle);
+    /* A leased slot always lies in a live range, so the word alone decides. */
+    uint32_t word = slot_at(pool, idx)->word;
+    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED)) {
+        /* A life this pool handed out and the slot has moved past: stale, the expected case,
+           and silent. */
+        if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
+        return resolve_refused(pool, handle);
+    }
+    return item_at(pool, idx);
+}
+
+
+void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+    /* The tag and the slot index in one test: subtracting the pool's tag in place leaves the
+       low 36 bits equal to the slot index exactly when the tag is the pool's (any other tag
+       leaves 2^24 or more there). */
+    uint64_t low = (handle.id - (pool ? pool->tag_bits : 0u)) & ((UINT64_C(1) << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u);
+    if (SP__UNLIKELY(!pool || low >= pool->resolve_below)) return resolve_other(pool, handle);
+    uint32_t idx = (uint32_t)low;
+    uint32_t want = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS)) << SP__FLAG_BITS | SP__LEASED;
+    if (SP__UNLIKELY((slot_at(pool, idx)->word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != want))
+        return resolve_other(pool, handle);
+    /* one live range: it holds every leased member */
+    return (void *)(pool->top_items + (uintptr_t)(idx - pool->top_first) * pool->stride);
+}
+
+
+bool sp_is_leased(const sp_pool *pool, const void *item) {
+    if (!pool) sp__null_pool("sp_is_leased");
+    if (!pool || !item) return false;
+    uint32_t idx = index_of(pool, item);
+    return idx != SP__NIL && sp__state(slot_at(pool, idx)) == SP__LEASED;
+}
+
+
+bool sp__pool_has_member(const sp_pool *pool, const void *item) {
+    uint32_t idx = index_of(pool, item);
+    if (idx == SP__NIL) return false;
+    uint32_t st = sp__state(slot_at(pool, idx));
+    return st == SP__FREE || st == SP__LEASED;
+}

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: Zlib */
+/* lease.c -- Acquire / Release: the fast paths (a pop and a count; one range test and one
+   compare), the routes that send everything else out of line (hooks, the lease list, refusals,
+   teardown), reclaim, sp_release_all, and the _at variants that record call sites. */
+#include "pool_internal.h"
+
+static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t idx, void *item, const void *arg) {
+    SP__RUN_HOOK(p, idx, p->on_acquire(item, arg, p->user));
+}
+
+
+static SP__NOINLINE void run_on_release(sp_pool *p, uint32_t idx, void *item) {
+    slot_at(p, idx)->word |= SP__RELEASING;
+    SP__RUN_HOOK(p, idx, p->on_release(item, p->user));
+    slot_at(p, idx)->word &= ~(uint32_t)SP__RELEASING;
+}
+
+
+/* priority is a hook too (destroy, clear and trim are refused inside it), and more: a pure
+   scoring function, inside which this pool's acquisitions and releases are refused (scoring). */
+static double run_priority(sp_pool *p, uint32_t idx) {
+    double pr = 0.0;
+    SP__RUN_HOOK(p, idx, pr = p->priority(item_at(p, idx), p->user));
+    return pr;
+}
+
+
+/* Which paths acquisitions and releases take. The fast paths test nothing for the rare states:
+   while a priority callback or a teardown runs, every release is routed to release_general
+   (plain_release off, release_slow on), where it is refused or diverted, and the plain reclaim
+   is off; a teardown also detaches the free list, so that every acquisition reaches
+   acquire_slow, which refuses it. Cold: runs when those states begin and end. */
+void sp__routes_update(sp_pool *p) {
+    bool divert = p->scoring > 0 || p->tearing_down;
+    p->plain_release = !p->ordered && !p->on_release && !divert;
+    p->plain_acquire = !p->ordered && !p->on_acquire && p->live_ranges <= 1u;
+    p->plain_below = p->plain_acquire ? SP__NIL : 0u;
+    p->resolve_below = p->live_ranges <= 1u ? p->slot_cap : 0u;
+    p->top_plain = p->plain_release ? p->top_count : 0u;
+    p->release_slow = p->on_release != NULL || divert;
+    p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
+}
+
+
+/* Ends a leased member's life (it is already out of the lease list and on_release has run):
+   it joins the free list, or retires when its counter is exhausted. */
+static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
+    /* Next life, now free. The addition carries out of the word exactly when the life counter
+       was at its last value: then the slot retires instead. */
+    sp__slot *s = slot_at(p, idx);
+    uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+    uint32_t word = s->word + step;
+    if (SP__UNLIKELY(word < step)) {
+        sp__member_retire(p, idx);
+        return;
+    }
+    s->word = word;
+    free_push(p, idx, s);
+    DBG_FREED(p, idx, item_at(p, idx));
+}
+
+
+/* on_acquire, apart so that the hook-free paths make no call (and save no registers). */
+static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, const void *arg) {
+    run_on_acquire(p, idx, item, arg);
+    return item;
+}
+
+
+static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
+    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
+    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
+    p->acquired++;
+    void *item = item_at(p, idx);
+    DBG_LEASING(p, idx, item);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
+    if (SP__UNLIKELY(!p->plain_acquire)) {
+        if (p->ordered) lease_append(p, idx, s); /* before the hook: it may iterate */
+        if (p->on_acquire) return lease_hooked(p, idx, item, arg);
+    }
+    return item;
+}
+
+
+/* Unordered pools without a priority hook: round robin in memory order, from the slot after
+   the last victim, so that every leased member takes its turn. */
+static uint32_t reclaim_next_in_turn(sp_pool *p) {
+    for (int pass = 0; pass < 2; pass++) { /* from the cursor to the end, then from the start */
+        uint32_t from = pass ? 0u : p->reclaim_cursor;
+        for (uint32_t i = sp__leased_from(p, from); i != SP__NIL; i = sp__leased_from(p, i + 1u)) {
+            if (slot_at(p, i)->word & SP__BUSY) continue;
+            p->reclaim_cursor = i + 1u;
+            return i;
+        }
+    }
+    return SP__NIL;
+}
+
+
+/* The leased member a reclaim takes: the lowest priority (the first in the pool's order on
+   ties), or the first in the pool's order (the oldest, or the next in turn); never one that a
+   hook is processing. */
+static uint32_t reclaim_victim(sp_pool *p) {
+    if (!p->ordered && !p->priority) return reclaim_next_in_turn(p);
+    uint32_t best = SP__NIL;
+    double best_priority = 0.0;
+    /* While priority runs the pool cannot change (scoring: acquire, release and prewarm are
+       refused; hooks: destroy, clear and trim), so the walk's links stay current and the
+       victim is still leased and ours when the scan ends. */
+    if (p->priority) {
+        p->scoring++;
+        sp__routes_update(p);
+    }
+    for (uint32_t i = sp__leased_first(p); i != SP__NIL; i = sp__leased_next(p, i)) {
+        if (slot_at(p, i)->word & SP__BUSY) continue;
+        if (!p->priority) return i;
+        double pr = run_priority(p, i);
+        if (best == SP__NIL || pr < best_priority) { /* strict: the first wins a tie */
+            best = i;
+            best_priority = pr;
+        }
+    }
+    if (p->priority) {
+        p->scoring--;
+        sp__routes_update(p);
+    }
+    return best;
+}
+
+
+static void *acquire_slow(sp_pool *p, const void *arg, bool force);
+
+
+/* The common reclaim, spelled out: an acquisition-order pool without hooks or priority whose
+   oldest member is not busy and not at its last life. Its life ends and the next begins in one
+   step (the word stays LEASED, the life goes up), and the member moves from the head of the
+   lease list to the tail, as the general path would leave it. NULL when it does not apply. */
+static inline void *reclaim_oldest_plain(sp_pool *p) {
+    uint32_t idx = p->lease_head;
+    if (idx == SP__NIL) return NULL;
+    sp__slot *s = slot_at(p, idx);
+    if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
+    s->word += 1u << SP__FLAG_BITS;
+    p->acquired++;
+    p->reclaimed++;
+    if (s->next != SP__NIL) { /* not alone: to the tail */
+        lease_unlink(p, idx, s);
+        lease_append(p, idx, s);
+    } else {
+        *stamp_at(p, idx) = (uint32_t)p->acquired;
+    }
+    void *item = item_at(p, idx);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
+    return item;
+}
+
+
+static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = reclaim_victim(p);
+    if (idx == SP__NIL) {
+        /* Not a drop: the pool did not refuse for want of room but because every candidate is
+           busy in a hook (sp_acquire_force documents NULL for this case). A RECLAIM pool's
+           sp_acquire counts it as a drop, as its callers see one. */
+        sp__log(p, SP__MSG_NOT_RECLAIMABLE);
+        if (!force) p->dropped++;
+        return NULL;
+    }
+    sp__slot *s = slot_at(p, idx);
+    void *item = item_at(p, idx);
+    if (p->ordered)
+        lease_unlink(p, idx, s);
+    else
+        s->next = SP__NIL; /* not marked as leased when a memory-order sp_release_all began */
+    if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
+    p->leased--;
+    p->reclaimed++;
+    s = slot_at(p, idx);
+    if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
+        sp__member_retire(p, idx);
+        return acquire_slow(p, arg, force);
+    }
+    s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, free for a moment */
+    return lease(p, idx, s, arg);
+}
+
+
+static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) {
+    /* Refused whatever is free (nothing is, by construction: see routes_update). Not drops. */
+    if (p->scoring > 0) {
+        sp__log(p, SP__MSG_IN_PRIORITY, "acquire");
+        return NULL;
+    }
+    if (p->tearing_down) {
+        sp__log(p, p->destroying ? SP__MSG_DESTROYING : SP__MSG_CLEARING);
+        return NULL;
+    }
+    if (SP__UNLIKELY(p->allocating > 0)) { /* growth is under way: it would begin again inside */
+        sp__log(p, SP__MSG_IN_ALLOCATOR, "acquire");
+        return NULL;
+    }
+    if (p->free_head != SP__NIL) { /* a hook may have freed one meanwhile */
+        uint32_t idx = p->free_head;
+        sp__slot *s = slot_at(p, idx);
+        p->free_head = s->next;
+        return lease(p, idx, s, arg);
+    }
+    bool past_max = p->max && p->size >= p->max;
+    if (past_max && p->overflow != SP_OVERFLOW_GROW) {
+        if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
+        p->dropped++;
+        return NULL;
+    }
+    uint32_t idx = sp__member_build(p, past_max);
+    if (idx == SP__NIL) {
+        /* A fixed buffer with retired slots has no room left below max: saturated after all. */
+        if (p->fixed && p->leased > 0) {
+            if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
+            p->dropped++;
+        }
+        return NULL;
+    }
+    if (past_max) {
+        p->grown_past_max++;
+        if (p->grown_past_max >= p->grow_warn_at) { /* 1, 2, 4, 8... members past: no spam */
+            sp__log(p, SP__MSG_GROWN, p->max, p->size);
+            p->grow_warn_at *= 2u;
+        }
+    }
+    /* create may have acquired members of this pool meanwhile; this one is still ours. */
+    return lease(p, idx, slot_at(p, idx), arg);
+}
+
+
+/* A free member of a pool that is not plain (a lease list to append to, or on_acquire): the
+   same pop, out of line, so that the plain path keeps its registers. */
+static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *arg) {
+    sp__slot *s = slot_at(p, idx);
+    p->free_head = s->next;
+    return lease(p, idx, s, arg);
+}
+
+
+/* No free member. A saturated acquisition-order pool without hooks or priority (the bullets of a
+   RECLAIM pool) reclaims its oldest member right here, in a small function; everything else
+   goes to acquire_slow. */
+static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force) {
+    if (p->plain_reclaim && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW &&
+        (p->overflow == SP_OVERFLOW_RECLAIM || force)) {
+        void *item = reclaim_oldest_plain(p);
+        if (item) return item;
+    }
+    return acquire_slow(p, arg, force);
+}
+
+
+/* A free member of a pool that is not plain, or no free member: out of line. */
+SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return acquire_empty(p, arg, force);
+    return acquire_listed(p, idx, arg);
+}
+
+
+/* NULL for a NULL pool, with its line. */
+static SP__NOINLINE void *acquire_null(const char *function) {
+    sp__null_pool(function);
+    return NULL;
+}
+
+
+void *sp_acquire(sp_pool *pool) {
+    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, NULL, false) : acquire_null("sp_acquire");
+}
+
+
+void *sp_acquire_with(sp_pool *pool, const void *arg) {
+    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, false) : acquire_null("sp_acquire_with");
+}
+
+
+void *sp_acquire_force(sp_pool *pool, const void *arg) {
+    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, true) : acquire_null("sp_acquire_force");
+}
+
+
+/* ---- the same, recording call sites (debug records; no-ops with SP_DEBUG=0) ---------- */
+
+
+#if SP_DEBUG
+/* The debug record of the member starting at item, or NULL for anything else. */
+static sp__dbg *dbg_of(const sp_pool *p, const void *item) {
+    uint32_t idx = item ? index_of(p, item) : SP__NIL;
+    return idx == SP__NIL ? NULL : dbg_at(p, idx);
+}
+#endif
+
+
+void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line) {
+#if SP_DEBUG
+    sp__dbg *rec = dbg_of(p, item);
+    if (!rec) return;
+    rec->acq_file = file;
+    rec->acq_line = line > 0 ? (uint32_t)line : 0u;
+#else
+    (void)p, (void)item, (void)file, (void)line;
+#endif
+}
+
+
+void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line) {
+#if SP_DEBUG
+    sp__dbg *rec = dbg_of(p, item);
+    if (!rec) return;
+    rec->rel_file = file;
+    rec->rel_line = line > 0 ? (uint32_t)line : 0u;
+#else
+    (void)p, (void)item, (void)file, (void)line;
+#endif
+}
+
+
+void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
+    return sp_acquire_with_at(pool, NULL, file, line);
+}
+
+
+void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
+    if (!pool) return acquire_null("sp_acquire");
+    void *item = acquire_fast(pool, arg, false);
+    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
+}
+
+
+void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
+    if (!pool) return acquire_null("sp_acquire_force");
+    void *item = acquire_fast(pool, arg, true);
+    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
+}
+
+
+static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *item) {
+    if (idx == SP__NIL) {
+        sp__log(p, SP__MSG_FOREIGN, item);
+        return SP_ERR_FOREIGN;
+    }
+    const sp__slot *s = slot_at(p, idx);
+    /* Busy: its own hook is running. Free: create, or dispose of a free member; leased: a
+       teardown's dispose, unless on_release (releasing) or on_acquire. */
+    if ((s->word & SP__BUSY) && (sp__state(s) == SP__FREE || sp__state(s) == SP__LEASED)) {
+        bool lifecycle = sp__state(s) == SP__FREE || (p->tearing_down && !(s->word & SP__RELEASING));
+        sp__log(p, lifecycle ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
+        return SP_ERR_NOT_LEASED;
+    }
+    if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) {
+        sp__log(p, SP__MSG_FOREIGN, item);
+        return SP_ERR_FOREIGN;
+    }
+    sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
+    return SP_ERR_NOT_LEASED;
+}
+
+
+/* Every release of a found member that is not the plain case: refusals, on_release, and a
+   retirement. */
+static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void *item) {
+    if (pool->scoring > 0) { /* priority only scores: the reclaim's candidates must stay put */
+        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release");
+        return SP_ERR_INVALID;
+    }
+    if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
+        return release_refused(pool, idx, item);
+    if (pool->ordered) lease_unlink(pool, idx, slot_at(pool, idx));
+    /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
+       agree); its life ends after the hook. */
+    if (pool->on_release) run_on_release(pool, idx, item);
+    pool->leased--;
+    life_end_to_free(pool, idx);
+    if (pool->tearing_down) sp__doom_released(pool);
+    return SP_OK;
+}
+
+
+/* The release of member idx without a hook: leased, not busy, not at its last life (where the
+   word would carry out); anything else goes to release_general. `plain` (a constant where this
+   is inlined) says a plain pool: memory order, 8-byte slots, no on_release. Otherwise the pool
+   has a lease list to unlink from, or an on_release hook. */
+/* "Leased, not busy, not at its last life" in one compare: rotating word ^ LEASED right by 3
+   puts the state and BUSY bits (zero exactly when leased and not busy) on top and the life below
+   them, so the result is below 2^29 - 2 exactly when both hold and the life is not all ones
+   (SP__LIFE_MAX). RELEASING, now bit 0, is only ever set with BUSY. */
+static inline bool releasable(uint32_t word) {
+    uint32_t t = word ^ SP__LEASED;
+    t = (t >> 3) | (t << 29);
+    return t < (1u << 29) - 2u;
+}
+
+
+static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item, bool plain) {
+    const uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+    sp__slot *s = plain ? plain_slot_at(pool, idx) : slot_at(pool, idx);
+    uint32_t word = s->word;
+    if (SP__UNLIKELY(!releasable(word) || (!plain && pool->release_slow)))
+        return release_general(pool, idx, item);
+    if (!plain) lease_unlink(pool, idx, s); /* not plain, not release_slow: ordered */
+    pool->leased--;
+    s->word = word + step; /* next life, now free */
+    free_push(pool, idx, s);
+    DBG_FREED(pool, idx, item);
+    return SP_OK;
+}
+
+
+/* A NULL pool given a member. (Any call here costs the acquisition-order release path two
+   register moves: GCC then keeps the member in another register. The plain path is unchanged.) */
+static SP__NOINLINE sp_result release_null(const void *item) {
+    if (!item) return SP_OK;
+    sp__null_pool("sp_release");
+    return SP_ERR_INVALID;
+}
+
+
+/* Every release that is not a plain pool's member of the top range: a pool with a lease list or
+   on_release (top_plain is 0 for those), a fallback pool's smaller ranges, refusals. Out of line
+   and reached by a tail call, so that sp_release itself stays call-free. */
+static SP__NOINLINE sp_result release_other(sp_pool *pool, void *item) {
+    if (SP__UNLIKELY(!pool)) return release_null(item);
+    if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
+    uint32_t idx = index_of(pool, item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
+    /* The free list hands this member out next: start fetching its line for the caller's
+       writes now, in parallel with the slot's. */
+    SP__PREFETCH_W(item);
+    if (!pool->plain_release) return release_hookless(pool, idx, item, false);
+    return release_hookless(pool, idx, item, true);
+}
+
+
+sp_result sp_release(sp_pool *pool, void *item) {
+    if (SP__UNLIKELY(!pool)) return release_other(pool, item); /* same arguments: no moves */
+    /* index_of without its SP__NIL answer, against top_plain: a hit is a plain pool's member of
+       the top range and goes straight to the plain path. The check is exact (item is the start
+       of member q), so NULL never passes it. */
+    uint64_t q = member_number(pool, pool->top_items, (uintptr_t)item);
+    if (SP__UNLIKELY(q >= pool->top_plain)) return release_other(pool, item);
+    SP__PREFETCH_W(item); /* see release_other */
+    return release_hookless(pool, pool->top_first + (uint32_t)q, item, true);
+}
+
+
+sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
+    /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
+       record is bookkeeping, so a refused release leaves the member's state untouched. */
+    if (SP_DEBUG && pool && item && sp_is_leased(pool, item)) sp__dbg_note_release(pool, item, file, line);
+    return sp_release(pool, item);
+}
+
+
+/* The mark sp_release_all puts on the members of a memory-order pool that are leased when it
+   starts: such a member is in no list, so its link is free to carry it. Never a slot index. A
+   release overwrites the link (free list), a build and a reclaim reset it, so a member acquired
+   during the call never carries the mark. */
+#define SP__LEASED_AT_START (SP__NIL - 1u)
+
+
+size_t sp_release_all(sp_pool *pool) {
+    if (!pool) {
+        sp__null_pool("sp_release_all");
+        return 0;
+    }
+    if (pool->scoring > 0) {
+        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
+        return 0;
+    }
+    size_t n = 0;
+    /* Exactly the members leased now are released (skipping those whose own hooks are running:
+       a release_all called from a hook); members that on_release hooks acquire meanwhile stay
+       leased, so the call always ends. */
+    if (!pool->ordered) {
+        for (uint32_t i = sp__leased_from(pool, 0); i != SP__NIL; i = sp__leased_from(pool, i + 1u))
+            slot_at(pool, i)->next = SP__LEASED_AT_START;
+        for (uint32_t i = sp__leased_from(pool, 0); i != SP__NIL; i = sp__leased_from(pool, i + 1u)) {
+            const sp__slot *s = slot_at(pool, i);
+            if (s->next != SP__LEASED_AT_START || (s->word & SP__BUSY)) continue;
+            if (sp_release(pool, item_at(pool, i)) == SP_OK) n++;
+        }
+        return n;
+    }
+    /* Acquisition order: the members leased now are the list's members up to the newest stamp;
+       acquisitions append behind them. Hooks may release any of them meanwhile: start from the
+       head again after each release. */
+    sp__stamps_fresh(pool);
+    uint32_t newest = (uint32_t)(pool->acquired - pool->stamp_origin);
+    uint32_t idx = pool->lease_head;
+    while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
+        if (slot_at(pool, idx)->word & SP__BUSY) {
+            idx = slot_at(pool, idx)->next;
+            continue;
+        }
+        if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
+            n++;
+            idx = pool->lease_head;
+        } else {
+            idx = slot_at(pool, idx)->next;
+        }
+    }
+    return n;
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: Zlib */
+/* pool_internal.h -- what the pool's files share: the slot and range helpers, the member test,
+   the lists, the hook runner and the functions one file offers the others (sp__). The hot paths'
+   helpers are static inline here, so that every file inlines them as pool.c did when it was one
+   file. Private: nothing here is part of the API. */
+#ifndef SP_POOL_INTERNAL_H
+#define SP_POOL_INTERNAL_H
+
+#include "sp_internal.h"
+#include "sp_os.h"
+
+#include <string.h>
+
+/* memory.c */
+void sp__ranges_index(sp_pool *p);
+void sp__range_gained(sp_pool *p, uint32_t c, uint32_t from, uint32_t to);
+size_t sp__slot_bytes(bool ordered);
+void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to);
+void sp__ranges_release_empty(sp_pool *p);
+uint32_t sp__member_build(sp_pool *p, bool past_max);
+void sp__member_dispose(sp_pool *p, uint32_t idx, bool ends_life);
+void sp__member_retire(sp_pool *p, uint32_t idx);
+bool sp__ranges_register(sp_pool *p, const sp__pool_owner *fns, void *owner);
+bool sp__pool_reserve(sp_pool *p, const sp_desc *d);
+/* lease.c */
+void sp__routes_update(sp_pool *p);
+void *sp__acquire_other(sp_pool *p, const void *arg, bool force);
+/* iterate.c */
+uint32_t sp__leased_from(const sp_pool *p, uint32_t from);
+uint32_t sp__leased_first(const sp_pool *p);
+uint32_t sp__leased_next(const sp_pool *p, uint32_t idx);
+void sp__stamps_fresh(sp_pool *p);
+void sp__leased_site(const sp_pool *p, uint32_t idx, const char **file, int *line);
+/* stats.c */
+size_t sp__report_sites(const sp_pool *p, const char *what, sp_log_level level);
+/* pool.c */
+void sp__doom_released(sp_pool *p);
+void sp__null_pool(const char *function);
+
+#define SP__DEFAULT_CHUNK_ITEMS 256u
+#define SP__MAX_ALIGN ((size_t)65536)
+
+
+static inline sp__slot *slot_at(const sp_pool *p, uint32_t idx) {
+    return (sp__slot *)(void *)(p->slots + (size_t)idx * p->slot_size);
+}
+
+
+/* The slot of a memory-order pool, whose slot size is known at compile time: the plain paths. */
+static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
+    return (sp__slot *)(void *)p->slots + idx;
+}
+
+
+/* The lease list's back link and the acquisition's sequence number (ordered pools only). */
+static inline uint32_t *prev_at(const sp_pool *p, uint32_t idx) {
+    return &((sp__oslot *)(void *)slot_at(p, idx))->prev;
+}
+
+
+static inline uint32_t *stamp_at(const sp_pool *p, uint32_t idx) {
+    return &((sp__oslot *)(void *)slot_at(p, idx))->stamp;
+}
+
+
+/* The range holding slot index idx (a slot of some range: idx < the last range's end).
+   Binary search over the few range records, by first index. Cold: the hot paths find their
+   member in the top range. */
+static inline uint32_t range_of_index(const sp_pool *p, uint32_t idx) {
+    uint32_t lo = 0, hi = p->range_count; /* the range is in [lo, hi) */
+    while (hi - lo > 1u) {
+        uint32_t mid = (lo + hi) / 2u;
+        if (p->ranges[mid].first <= idx)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+
+/* A member's address: through the pool's copy of the top range when idx is in it (always, for a
+   pool in its reserved range), else through the range records. */
+static inline void *item_at(const sp_pool *p, uint32_t idx) {
+    uint32_t in_top = idx - p->top_first;
+    if (SP__LIKELY(in_top < p->top_count))
+        return (void *)(p->top_items + (uintptr_t)in_top * p->stride);
+    const sp__range *r = &p->ranges[range_of_index(p, idx)];
+    return r->items + (size_t)(idx - r->first) * p->stride;
+}
+
+
+static inline uint64_t rotr64(uint64_t x, uint32_t r) {
+    return (x >> r) | (x << ((64u - r) & 63u));
+}
+
+
+/* Which member of the range whose members start at `base` address a starts: a member number
+   below the range's count exactly when a is the start of that member. One comparison checks
+   range and stride alignment at once: for odd d with inverse inv, x * inv (mod 2^64) is x / d
+   when d divides x and at least 2^64 / d otherwise; rotating first sends misaligned offsets
+   (and addresses below the range, which wrap) far above any range's count. So a pointer into
+   the reserved but uncommitted part of a range, or anywhere else, is rejected by arithmetic:
+   nothing outside the pool's bookkeeping is read. */
+static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t a) {
+    return rotr64((uint64_t)(a - base), p->stride_rot) * p->stride_inv;
+}
+
+
+/* The slot index of a member of range r at address a, or SP__NIL. */
+static inline uint32_t index_in_range(const sp_pool *p, const sp__range *r, uintptr_t a) {
+    uint64_t q = member_number(p, (uintptr_t)r->items, a);
+    return q < r->count ? r->first + (uint32_t)q : SP__NIL;
+}
+
+
+/* The answer of the ranges other than the top one for a, or SP__NIL: a binary search over the
+   live ranges sorted by address (at most SP__RANGE_MAX, 17 for a default fallback pool). */
+static inline uint32_t index_searched(const sp_pool *p, uintptr_t a) {
+    uint32_t lo = 0, hi = p->live_ranges; /* candidates: by_address[lo, hi) */
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2u;
+        const sp__range *r = &p->ranges[p->by_address[mid]];
+        if (a < (uintptr_t)r->items)
+            hi = mid;
+        else if (a - (uintptr_t)r->items >= (uintptr_t)r->count * p->stride)
+            lo = mid + 1u;
+        else
+            return index_in_range(p, r, a);
+    }
+    return SP__NIL;
+}
+
+/* The slot index of the member starting at item, or SP__NIL for anything that is not the start
+   of one of this pool's members with memory. Reads only the pool's own bookkeeping. The top
+   range first (the largest: every member of a pool in its reservation), then the others. */
+static inline uint32_t index_of(const sp_pool *p, const void *item) {
+    uint64_t q = member_number(p, p->top_items, (uintptr_t)item);
+    if (SP__LIKELY(q < p->top_count)) return p->top_first + (uint32_t)q;
+    return p->live_ranges > 1u ? index_searched(p, (uintptr_t)item) : SP__NIL;
+}
+
+
+/* Debug-build bookkeeping around state changes; nothing at all with SP_DEBUG=0. */
+#if SP_DEBUG
+static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) { return &p->dbg[idx]; }
+#  define DBG_FREED(p, idx, item) sp__dbg_freed((p), dbg_at((p), (idx)), (item))
+#  define DBG_LEASING(p, idx, item) sp__dbg_leasing((p), dbg_at((p), (idx)), (item), (idx))
+#  define DBG_POISON(mem, size) sp__dbg_poison((mem), (size))
+#  define DBG_UNPOISON(mem, size) sp__dbg_unpoison((mem), (size))
+#else
+#  define DBG_FREED(p, idx, item) ((void)0)
+#  define DBG_LEASING(p, idx, item) ((void)0)
+#  define DBG_POISON(mem, size) ((void)0)
+#  define DBG_UNPOISON(mem, size) ((void)0)
+#endif
+
+
+/* The allocator's calls (alloc, free, and the vm's commit, decommit, release) are callbacks of
+   the pool made in the middle of growth, trim and teardown: they count as hooks (destroy, clear
+   and trim of the pool refused) and as allocating (acquisitions that would grow it, and
+   sp_prewarm, refused: see acquire_slow). Cold: memory is allocated on growth paths only. */
+#define SP__IN_ALLOCATOR(p, call)                                                                 \
+    do {                                                                                          \
+        (p)->hook_depth++;                                                                        \
+        (p)->allocating++;                                                                        \
+        call;                                                                                     \
+        (p)->allocating--;                                                                        \
+        (p)->hook_depth--;                                                                        \
+    } while (0)
+
+
+static inline void *pool_alloc(sp_pool *p, size_t size, size_t align) {
+    void *mem;
+    SP__IN_ALLOCATOR(p, mem = p->allocator.alloc(size, align, p->allocator.user));
+    return mem;
+}
+
+
+static inline void pool_free(sp_pool *p, void *ptr, size_t size) {
+    if (ptr) SP__IN_ALLOCATOR(p, p->allocator.free(ptr, size, p->allocator.user));
+}
+
+
+static inline bool pool_commit(sp_pool *p, void *addr, size_t size) {
+    bool ok;
+    SP__IN_ALLOCATOR(p, ok = p->vm.commit(addr, size, p->vm.user));
+    return ok;
+}
+
+
+static inline void pool_decommit(sp_pool *p, void *addr, size_t size) {
+    SP__IN_ALLOCATOR(p, p->vm.decommit(addr, size, p->vm.user));
+}
+
+
+static inline void pool_vm_release(sp_pool *p, void *addr, size_t size) {
+    SP__IN_ALLOCATOR(p, p->vm.release(addr, size, p->vm.user));
+}
+
+
+static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
+    *prev_at(p, idx) = p->lease_tail;
+    *stamp_at(p, idx) = (uint32_t)p->acquired;
+    s->next = SP__NIL;
+    if (p->lease_tail != SP__NIL)
+        slot_at(p, p->lease_tail)->next = idx;
+    else
+        p->lease_head = idx;
+    p->lease_tail = idx;
+}
+
+
+static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
+    uint32_t prev = *prev_at(p, idx);
+    if (prev != SP__NIL)
+        slot_at(p, prev)->next = s->next;
+    else
+        p->lease_head = s->next;
+    if (s->next != SP__NIL)
+        *prev_at(p, s->next) = prev;
+    else
+        p->lease_tail = prev;
+}
+
+
+static inline void free_push(sp_pool *p, uint32_t idx, sp__slot *s) {
+    s->next = p->free_head;
+    p->free_head = idx;
+}
+
+
+static inline void unbuilt_push(sp_pool *p, uint32_t idx, sp__slot *s) {
+    s->next = p->unbuilt_head;
+    p->unbuilt_head = idx;
+}
+
+
+/* What iteration visits: leased, and not in its on_release hook (an ordered pool has already
+   unlinked such a member). */
+static inline bool visible_leased(uint32_t word) {
+    return (word & (SP__STATE_MASK | SP__RELEASING)) == SP__LEASED;
+}
+
+
+/* Acquisition stamps (acquisition-order pools) are the low 32 bits of `acquired` when a member
+   was leased, so the hot path stores one word. They are compared by rank, stamp - origin: in
+   acquisition order as long as every stamp in the lease list was taken less than 2^32
+   acquisitions after the origin. A walk makes sure of that when it begins (stamps_fresh): once
+   2^31 acquisitions have passed since the origin, the lease list is stamped again, in its own
+   order, just below the next acquisition's stamp (O(leased), at most once per 2^31
+   acquisitions). From then the ranks stay exact for 2^31 more acquisitions, whatever the walk's
+   callbacks do, however old the oldest member is. */
+static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
+    return *stamp_at(p, idx) - (uint32_t)p->stamp_origin;
+}
+
+
+/* The slot array can move while a hook runs (a hook that acquires may grow the pool), so a
+   hook runner takes the slot index and looks the slot up again afterwards; callers must not keep
+   a slot pointer across a hook either. */
+#define SP__RUN_HOOK(p, idx, call)                                                                \
+    do {                                                                                          \
+        slot_at((p), (idx))->word |= SP__BUSY;                                                    \
+        (p)->hook_depth++;                                                                        \
+        call;                                                                                     \
+        (p)->hook_depth--;                                                                        \
+        slot_at((p), (idx))->word &= ~(uint32_t)SP__BUSY;                                         \
+    } while (0)
+
+
+#define SP__RANGE_ALIGN ((size_t)64) /* a range's first member starts a cache line */
+/* At most this much address space is reserved for one pool's members; beyond, ranges. */
+#define SP__RESERVE_LIMIT ((uint64_t)1 << 36)
+
+
+static inline size_t round_up(size_t x, size_t a) { return (x + (a - 1u)) & ~(a - 1u); }
+
+
+static inline bool pool_reserved(const sp_pool *p) { return p->reserved_items != NULL; }
+
+
+static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = p->free_head;
+    if (SP__UNLIKELY(idx >= p->plain_below)) return sp__acquire_other(p, arg, force);
+    sp__slot *s = plain_slot_at(p, idx);
+    p->free_head = s->next;
+    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
+    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
+    p->acquired++;
+    /* plain: one live range, which holds every built member */
+    void *item = (void *)(p->top_items + (uintptr_t)(idx - p->top_first) * p->stride);
+    DBG_LEASING(p, idx, item);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
+    (void)arg;
+    return item;
+}
+
+#endif

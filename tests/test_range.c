@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: Zlib */
+/* The reserved range: a default pool reserves address space for its largest size and commits
+   it as it grows (members never move, pointers into the uncommitted part are refused without
+   being read), sp_trim decommits the pages above its highest built member, a reservation that
+   fails falls back to ranges with one info line, a commit that fails is an allocator failure,
+   and members start on cache lines. In a build without virtual memory (SP_NO_VIRTUAL_MEMORY,
+   build/fallback) every pool takes the fallback: the tests that need a reservation say so and
+   check the fallback instead. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+#include "sp_os.h"
+
+#include <string.h>
+
+static bool reserves(const sp_pool *p) {
+    sp_stats s;
+    sp_stats_get(p, &s);
+    return s.bytes_reserved > 0;
+}
+
+static void members_never_move_and_share_one_range(void **state) {
+    (void)state;
+    enum { N = 5000 };
+    sp_desc d = {.name = "range", .item_size = 64};
+    sp_pool *p = sp_pool_create(&d);
+    assert_non_null(p);
+    assert_int_equal(reserves(p), sp__os_has_virtual_memory());
+    static unsigned char *m[N];
+    for (int i = 0; i < N; i++) {
+        m[i] = sp_acquire(p);
+        assert_non_null(m[i]);
+        assert_int_equal((uintptr_t)m[i] % 64u, 0); /* 64-byte members never straddle lines */
+        memset(m[i], i & 0xFF, 64);
+    }
+    if (reserves(p)) /* one range: every member at its index's place */
+        for (int i = 1; i < N; i++) assert_ptr_equal(m[i], m[0] + (size_t)i * 64u);
+    for (int i = 0; i < N; i++) assert_int_equal(m[i][63], i & 0xFF);
+    assert_true(sp__pool_check(p));
+    assert_int_equal(sp_release_all(p), N);
+    sp_pool_destroy(p);
+}
+
+static void a_pointer_into_the_uncommitted_part_is_refused_unread(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "range", 64);
+    d.allocator = (sp_allocator){0}; /* the platform's virtual memory */
+    sp_pool *p = sp_pool_create(&d);
+    unsigned char *first = sp_acquire(p);
+    if (!reserves(p)) {
+        sp_pool_destroy(p);
+        skip();
+    }
+    sp_stats s;
+    sp_stats_get(p, &s);
+    /* Far past what is committed but inside the reservation: inaccessible memory, so reading
+       it would crash the test. */
+    unsigned char *beyond = first + (size_t)1000000 * 64u;
+    assert_false(sp_is_leased(p, beyond));
+    assert_int_equal(sp_release(p, beyond), SP_ERR_FOREIGN);
+    assert_true(test_log_last_has(&env.log, "not the start of a member"));
+    assert_true(sp_handle_is_null(sp_handle_of(p, beyond)));
+    assert_int_equal(sp_release(p, first), SP_OK);
+    sp_pool_destroy(p);
+}
+
+static void trim_decommits_the_pages_above_the_highest_built_member(void **state) {
+    (void)state;
+    enum { N = 20000 };
+    sp_desc d = {.name = "trim", .item_size = 64};
+    sp_pool *p = sp_pool_create(&d);
+    assert_int_equal(sp_prewarm(p, N), N);
+    void *low = sp_acquire(p); /* the lowest slot stays built */
+    sp_stats before, after;
+    sp_stats_get(p, &before);
+    assert_true(before.bytes >= (size_t)N * 64u);
+    assert_int_equal(sp_trim(p, 0), N - 1);
+    sp_stats_get(p, &after);
+    /* Whichever way the pool holds its members, their memory went back, not the address space. */
+    assert_true(after.bytes + (size_t)(N - 100) * 64u <= before.bytes);
+    assert_int_equal(after.bytes_reserved, before.bytes_reserved);
+    assert_true(sp_is_leased(p, low));
+    assert_true(sp__pool_check(p));
+    /* It grows again into the same place. */
+    unsigned char *again = sp_acquire(p);
+    assert_non_null(again);
+    if (reserves(p)) assert_ptr_equal(again, (unsigned char *)low + 64);
+    memset(again, 1, 64);
+    assert_true(sp__pool_check(p));
+    sp_release_all(p);
+    sp_pool_destroy(p);
+}
+
+static void a_failed_reservation_falls_back_with_one_info_line(void **state) {
+    (void)state;
+    if (!sp__os_has_virtual_memory()) skip();
+    test_env env;
+    sp_desc d = test_env_desc(&env, "nospace", 32);
+    d.allocator = (sp_allocator){0};
+    sp__os_fail_reserve_after(0);
+    sp_pool *p = sp_pool_create(&d);
+    sp__os_fail_reserve_after(-1);
+    assert_non_null(p);
+    assert_int_equal(env.log.infos, 1);
+    assert_true(test_log_last_has(&env.log, "could not reserve"));
+    assert_false(reserves(p));
+    void *m[600];
+    for (int i = 0; i < 600; i++) assert_non_null(m[i] = sp_acquire(p)); /* three ranges */
+    for (int i = 0; i < 600; i++) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    for (int i = 0; i < 600; i++) assert_int_equal(sp_release(p, m[i]), SP_ERR_NOT_LEASED);
+    assert_true(sp__pool_check(p));
+    sp_pool_destroy(p);
+    /* The second reservation (the bookkeeping's) failing gives the first back, same line. */
+    env.log.infos = 0;
+    sp__os_fail_reserve_after(1);
+    p = sp_pool_create(&d);
+    sp__os_fail_reserve_after(-1);
+    assert_non_null(p);
+    assert_false(reserves(p));
+    assert_int_equal(env.log.infos, 1);
+    sp_pool_destroy(p);
+}
+
+static void a_failed_commit_is_an_allocator_failure(void **state) {
+    (void)state;
+    if (!sp__os_has_virtual_memory()) skip();
+    test_env env;
+    sp_desc d = test_env_desc(&env, "nocommit", 64);
+    d.allocator = (sp_allocator){0};
+    sp_pool *p = sp_pool_create(&d);
+    assert_true(reserves(p));
+    void *m[300];
+    for (int i = 0; i < 256; i++) assert_non_null(m[i] = sp_acquire(p)); /* the first step */
+    /* The next member needs a commit (its slot's page is already committed). */
+    for (long k = 0; k < 1; k++) {
+        sp_stats before, after;
+        sp_stats_get(p, &before);
+        sp__os_fail_commit_after(k);
+        void *none = sp_acquire(p);
+        sp__os_fail_commit_after(-1);
+        assert_null(none);
+        assert_true(test_log_last_has(&env.log, "out of memory"));
+        sp_stats_get(p, &after);
+        after.bytes = before.bytes; /* the slots' pages may stay committed */
+        assert_memory_equal(&before, &after, sizeof before);
+        assert_true(sp__pool_check(p));
+    }
+    for (int i = 256; i < 300; i++) assert_non_null(m[i] = sp_acquire(p));
+    for (int i = 0; i < 300; i++) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    assert_true(sp__pool_check(p));
+    sp_pool_destroy(p);
+}
+
+static void growth_past_the_reservation_takes_ranges(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "past", 48);
+    d.allocator = (sp_allocator){0};
+    d.max = 10;
+    d.overflow = SP_OVERFLOW_GROW;
+    sp_pool *p = sp_pool_create(&d);
+    enum { N = 1000 };
+    static void *m[N];
+    for (int i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    for (int i = 0; i < N; i++) {
+        assert_true(sp_is_leased(p, m[i]));
+        assert_ptr_equal(sp_resolve(p, sp_handle_of(p, m[i])), m[i]);
+    }
+    assert_true(sp__pool_check(p));
+    for (int i = 0; i < N; i++) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    for (int i = 0; i < N; i++) assert_int_equal(sp_release(p, m[i]), SP_ERR_NOT_LEASED);
+    /* Interior pointers of every range are refused. */
+    for (int i = 0; i < N; i += 7) assert_int_equal(sp_release(p, (char *)m[i] + 8), SP_ERR_FOREIGN);
+    assert_int_equal(sp_trim(p, 0), N);
+    assert_true(sp__pool_check(p));
+    sp_set_max(p, 2000);
+    for (int i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    assert_true(sp__pool_check(p));
+    sp_release_all(p);
+    sp_pool_destroy(p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(members_never_move_and_share_one_range),
+        cmocka_unit_test(a_pointer_into_the_uncommitted_part_is_refused_unread),
+        cmocka_unit_test(trim_decommits_the_pages_above_the_highest_built_member),
+        cmocka_unit_test(a_failed_reservation_falls_back_with_one_info_line),
+        cmocka_unit_test(a_failed_commit_is_an_allocator_failure),
+        cmocka_unit_test(growth_past_the_reservation_takes_ranges),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
