@@ -399,8 +399,7 @@ void sp_pool_destroy(sp_pool *pool) {
     for (uint32_t c = pool_reserved(p) ? 1u : 0u; c < p->range_count; c++)
         if (p->ranges[c].items) pool_free(p, p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (pool_reserved(p)) {
-        p->vm.release(p->reserved_items, p->reserved_items_size, p->vm.user);
-        p->vm.release(p->reserved_books, p->reserved_books_size, p->vm.user);
+        p->vm.release(p->reserved_items, p->reserved_items_size + p->reserved_books_size, p->vm.user);
     } else {
         pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
 #if SP_DEBUG
