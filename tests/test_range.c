@@ -116,7 +116,6 @@ static void a_failed_reservation_falls_back_with_one_info_line(void **state) {
     for (int i = 0; i < 600; i++) assert_int_equal(sp_release(p, m[i]), SP_ERR_NOT_LEASED);
     assert_true(sp__pool_check(p));
     sp_pool_destroy(p);
-    sp_pool_destroy(p);
 }
 
 static void a_failed_commit_is_an_allocator_failure(void **state) {
