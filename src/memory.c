@@ -277,6 +277,8 @@ void sp__ranges_release_empty(sp_pool *p) {
             p->bytes -= p->committed_items - keep;
             p->committed_items = keep;
             uint32_t count = (uint32_t)(keep / p->stride < r->cap ? keep / p->stride : r->cap);
+            /* a member that straddled `keep` is no member now: its kept bytes go clean too */
+            DBG_UNPOISON(p->reserved_items + (size_t)count * p->stride, keep - (size_t)count * p->stride);
             p->reserved -= r->count - count;
             r->count = count;
             any = true;
