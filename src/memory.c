@@ -277,6 +277,8 @@ void sp__ranges_release_empty(sp_pool *p) {
             p->bytes -= p->committed_items - keep;
             p->committed_items = keep;
             uint32_t count = (uint32_t)(keep / p->stride < r->cap ? keep / p->stride : r->cap);
+            /* a member that straddled `keep` is no member now: its kept bytes go clean too */
+            DBG_UNPOISON(p->reserved_items + (size_t)count * p->stride, keep - (size_t)count * p->stride);
             p->reserved -= r->count - count;
             r->count = count;
             any = true;
@@ -382,8 +384,9 @@ bool sp__ranges_register(sp_pool *p, const sp__pool_owner *fns, void *owner) {
 }
 
 /* Reserves the pool's range: address space for its largest possible size (max members, or the
-   slot limit when max is 0, at most SP__RESERVE_LIMIT bytes), and for the bookkeeping of every
-   slot index. Nothing is committed yet. False when the allocator has no virtual memory (the
+   slot limit when max is 0, at most SP__RESERVE_LIMIT bytes), and right after it for the
+   bookkeeping of every slot index, in one reservation (one mapping per pool: the memory tools
+   and the kernel track fewer). Nothing is committed yet. False when the allocator has no virtual memory (the
    fallback, silently) or the system refuses (the fallback, with an info line). */
 bool sp__pool_reserve(sp_pool *p, const sp_desc *d) {
     sp__vm vm;
@@ -394,13 +397,12 @@ bool sp__pool_reserve(sp_pool *p, const sp_desc *d) {
     if (members == 0 || p->item_align > p->page) return false;
     size_t items_size = round_up((size_t)members * p->stride, p->page);
     size_t books_size = (size_t)SP__SLOT_LIMIT * (p->slot_size + SP__DBG_BYTES);
-    unsigned char *items = (unsigned char *)vm.reserve(items_size, vm.user);
-    unsigned char *books = items ? (unsigned char *)vm.reserve(books_size, vm.user) : NULL;
-    if (!books) {
-        if (items) vm.release(items, items_size, vm.user);
+    unsigned char *items = (unsigned char *)vm.reserve(items_size + books_size, vm.user);
+    if (!items) {
         sp__log(p, SP__MSG_NO_RESERVE, items_size + books_size);
         return false;
     }
+    unsigned char *books = items + items_size;
     p->vm.reserve = vm.reserve;
     p->vm.commit = vm.commit;
     p->vm.decommit = vm.decommit;

@@ -393,15 +393,17 @@ void sp_pool_destroy(sp_pool *pool) {
         p->owner = NULL;
     }
     sp__tag_release(p->tag, highest_life(p));
-    for (uint32_t c = 0; c < p->range_count; c++) /* the memory goes back clean */
+    /* The memory goes back clean (a reservation's whole committed part: the platform's release
+       leaves the sanitizer's shadow alone, and a later mapping may get the same addresses). */
+    for (uint32_t c = 0; c < p->range_count; c++)
         if (p->ranges[c].items && p->ranges[c].count)
             DBG_UNPOISON(p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
+    if (pool_reserved(p) && p->committed_items) DBG_UNPOISON(p->reserved_items, p->committed_items);
     if (p->fixed) return;
     for (uint32_t c = pool_reserved(p) ? 1u : 0u; c < p->range_count; c++)
         if (p->ranges[c].items) pool_free(p, p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (pool_reserved(p)) {
-        pool_vm_release(p, p->reserved_items, p->reserved_items_size);
-        pool_vm_release(p, p->reserved_books, p->reserved_books_size);
+        pool_vm_release(p, p->reserved_items, p->reserved_items_size + p->reserved_books_size);
     } else {
         pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
 #if SP_DEBUG

@@ -198,7 +198,6 @@ static inline void pool_vm_release(sp_pool *p, void *addr, size_t size) {
     SP__IN_ALLOCATOR(p, p->vm.release(addr, size, p->vm.user));
 }
 
-
 static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
     *prev_at(p, idx) = p->lease_tail;
     *stamp_at(p, idx) = (uint32_t)p->acquired;

@@ -149,8 +149,8 @@ struct sp_pool {
     size_t max;
     size_t chunk_items; /* the first range's members (fallback), the commit step (reserved) */
     /* Virtual memory (sp_os.h), when the pool reserved its range: vm.reserve set and
-       reserved_items non-NULL. The members' reservation, and the bookkeeping's (slots, then
-       the debug records), each reserved once for the pool's life: they never move. */
+       reserved_items non-NULL. One reservation for the pool's life: the members, then the
+       bookkeeping (slots, then the debug records) at reserved_books; neither ever moves. */
     struct {
         void *(*reserve)(size_t size, void *user);
         bool (*commit)(void *addr, size_t size, void *user);
