@@ -243,7 +243,7 @@ static void large_elements_stop_at_the_pool_ceiling(void **state) {
     test_log tl = {0};
     refusing_alloc ra = {0, 0};
     sp_dense_desc desc = {.name = "huge", .item_size = POW2(40, 10), .overflow = SP_OVERFLOW_GROW,
-                          .allocator = {refusing_alloc_fn, refusing_free_fn, &ra},
+                          .allocator = {.alloc = refusing_alloc_fn, .free = refusing_free_fn, .user = &ra},
                           .logger = test_log_make(&tl)};
     size_t ceiling = sp__dense_items_max(&desc, BYTES_MAX);
     assert_true(ceiling > 1000 && ceiling < MAX_ITEMS);
