@@ -6,7 +6,7 @@
 
     Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
     times, memory, steady-state allocator calls, instruction and cache-miss counts, and a
-    met / missed line per performance target of issue 10 with its numbers and reference), DATADIR/<workload>[_<size>].dat (ns/op
+    met / missed line per performance target (0.3) with its numbers and reference), DATADIR/<workload>[_<size>].dat (ns/op
     against N, one column per implementation), DATADIR/frame_bars.dat and DATADIR/plots.gp, a
     gnuplot script that draws them as PNG and SVG next to OUT.md. META.md, when given, is copied
     under the title (machine, compiler, date). The N columns are the ones the CSV has.
@@ -291,7 +291,7 @@ static void instr_table(FILE *md) {
 }
 
 /* ---------------------------------------------------------------------------------------------
-   Targets (issue 10, 0.3): one line each, met or missed, with the numbers and the reference.
+   Targets (0.3): one line each, met or missed, with the numbers and the reference.
    ------------------------------------------------------------------------------------------ */
 
 static void verdict(FILE *md, const char *target, bool have, bool pass, const char *detail) {
@@ -411,7 +411,7 @@ static void ordered_target(FILE *md) {
 static void targets(FILE *md) {
     char detail[384];
     double a = 0, b = 0;
-    fprintf(md, "\n## Targets\n\nThe 0.3 performance targets (issue 10), for the default pool "
+    fprintf(md, "\n## Targets\n\nThe 0.3 performance targets, for the default pool "
                 "as users create it (`initial = 0`, grown by acquisition, memory order, no "
                 "hooks). Instruction and cache-miss targets come from `make bench-instr` "
                 "(callgrind, exact); wall-clock targets from `make bench`, judged on the minimum "
@@ -476,7 +476,7 @@ static void targets(FILE *md) {
     verdict(md, "Reserved address space reported apart from committed bytes", reserved, reserved,
             reserved ? detail : "the memory workload has no reserved_bytes_per_member column");
 
-    /* Standing targets of earlier versions that issue 10 keeps. */
+    /* Standing targets of earlier versions that 0.3 keeps. */
     have = get("reclaim", 1000, 64, "spawnpool_reclaim", "ns_per_op_min", &a) &&
            get("reclaim", 1000000, 64, "spawnpool_reclaim", "ns_per_op_min", &b);
     double r1 = 0, r2 = 0;
