@@ -21,12 +21,14 @@ static void growth_over_retired_slots_builds_beyond_them(void **state) {
     assert_non_null(p);
     void *a = sp_acquire(p);
     assert_non_null(a);
+    uint64_t a_slot = sp_handle_of(p, a).id & (SP__SLOT_LIMIT - 1u);
     sp__debug_set_life(p, a, SP__LIFE_MAX); /* its last life: the release retires the slot */
     assert_int_equal(sp_release(p, a), SP_OK);
     sp_trim(p, 0); /* nothing built: the range's pages go back */
     void *b = sp_acquire(p);
     assert_non_null(b);
-    assert_true(b != a);
+    /* Another slot (a fallback range freed by the trim may come back at the same address). */
+    assert_true((sp_handle_of(p, b).id & (SP__SLOT_LIMIT - 1u)) != a_slot);
     assert_true(sp__pool_check(p));
     sp_stats st;
     sp_stats_get(p, &st);
