@@ -159,16 +159,21 @@ static void dense_attack_move(void *item, size_t from, size_t to, void *user) {
     }
 }
 
+/* A GROW dense pool of 2 whose log lines go to the attacking logger. */
+static sp_dense *dense_attacked(dense_attacker *a, test_alloc *ta) {
+    return sp_dense_create(&(sp_dense_desc){.name = "sparks", .item_size = 16, .max = 2,
+                                            .overflow = SP_OVERFLOW_GROW,
+                                            .allocator = test_alloc_make(ta),
+                                            .logger = {dense_attack_log, a}});
+}
+
 /* The GROW warning was logged after the old element block was freed and before the new one was
    in place: a logger that read the pool read freed memory. */
 static void dense_logger_reads_live_elements_during_the_grow_warning(void **state) {
     (void)state;
     dense_attacker a = {0};
     test_alloc ta = {0};
-    a.d = sp_dense_create(&(sp_dense_desc){.name = "sparks", .item_size = 16, .max = 2,
-                                           .overflow = SP_OVERFLOW_GROW,
-                                           .allocator = test_alloc_make(&ta),
-                                           .logger = {dense_attack_log, &a}});
+    a.d = dense_attacked(&a, &ta);
     assert_non_null(a.d);
     for (int i = 0; i < 3; i++) assert_non_null(sp_dense_add(a.d, NULL));
     assert_int_equal(a.lines, 1); /* the warning */
@@ -183,10 +188,7 @@ static void dense_logger_destroying_its_pool_during_an_add_is_refused(void **sta
     (void)state;
     dense_attacker a = {0};
     test_alloc ta = {0};
-    a.d = sp_dense_create(&(sp_dense_desc){.name = "sparks", .item_size = 16, .max = 2,
-                                           .overflow = SP_OVERFLOW_GROW,
-                                           .allocator = test_alloc_make(&ta),
-                                           .logger = {dense_attack_log, &a}});
+    a.d = dense_attacked(&a, &ta);
     assert_non_null(a.d);
     assert_non_null(sp_dense_add(a.d, NULL));
     assert_non_null(sp_dense_add(a.d, NULL));

@@ -1651,17 +1651,23 @@ static bool fz_each_fn(void *item, void *user) {
 /* `extra` (5 bits) drives the callback: up to extra & 3 acquisitions of kind (extra >> 2) & 3,
    and releases of other members when extra & 16. (Before acquisition-order pools took them, an
    input's extra bits in such a pool went unused.) */
+/* Sets up a walk's context from the input's bits and notes where the walk begins. */
+static void fz_walk_setup(fz_each_ctx *c, fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra,
+                          int misuse) {
+    memset(c, 0, sizeof *c);
+    c->misuse = misuse;
+    c->p = p;
+    c->bits = bits;
+    c->stop_at = stop_at;
+    c->acquires = extra & 3u;
+    c->acquire_kind = (int)((extra >> 2) & 3u);
+    c->release_others = (int)((extra >> 4) & 1u);
+    fz_walk_begins(c);
+}
+
 static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra, int misuse) {
     static fz_each_ctx c;
-    memset(&c, 0, sizeof c);
-    c.misuse = misuse;
-    c.p = p;
-    c.bits = bits;
-    c.stop_at = stop_at;
-    c.acquires = extra & 3u;
-    c.acquire_kind = (int)((extra >> 2) & 3u);
-    c.release_others = (int)((extra >> 4) & 1u);
-    fz_walk_begins(&c);
+    fz_walk_setup(&c, p, bits, stop_at, extra, misuse);
     size_t visited = sp_each(p->pool, fz_each_fn, &c);
     FZ_CHECK(visited == c.visits, "sp_each returned a count other than its visits");
     int stopped = c.stop_at != 0 && c.visits >= c.stop_at;
@@ -1677,14 +1683,7 @@ static void fz_op_each(fz_pool *p, unsigned bits, unsigned stop_at, unsigned ext
    the loop body doing what fz_each_fn does. */
 static void fz_op_iter(fz_pool *p, unsigned bits, unsigned stop_at, unsigned extra) {
     static fz_each_ctx c;
-    memset(&c, 0, sizeof c);
-    c.p = p;
-    c.bits = bits;
-    c.stop_at = stop_at;
-    c.acquires = extra & 3u;
-    c.acquire_kind = (int)((extra >> 2) & 3u);
-    c.release_others = (int)((extra >> 4) & 1u);
-    fz_walk_begins(&c);
+    fz_walk_setup(&c, p, bits, stop_at, extra, 0);
     int stopped = 0;
     for (sp_iter it = sp_iter_first(p->pool); it.item; sp_iter_next(p->pool, &it)) {
         if (!fz_each_fn(it.item, &c)) {
