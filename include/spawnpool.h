@@ -520,8 +520,8 @@ struct sp__pool_hot {
     uint32_t life_first; /* the lowest life this pool hands out */
 };
 SP_API void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle);
-#if !defined(SP_NO_INLINE)
-static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+/* The resolve itself (also the body of the library's exported sp_resolve). */
+static inline void *sp__resolve_inline(const sp_pool *pool, sp_handle handle) {
     const struct sp__pool_hot *hot = (const struct sp__pool_hot *)(const void *)pool;
     if (pool) {
         /* The handle less the pool's tag in place: the low 36 bits are the slot index exactly
@@ -532,15 +532,23 @@ static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {
         uint64_t idx = d & ((UINT64_C(1) << 36) - 1u);
         if (idx < hot->resolve_below) {
             uint32_t word = *(const uint32_t *)(const void *)(hot->slots + idx * hot->slot_size);
-            uint32_t life = (uint32_t)(d >> 36);
-            if (((word ^ (uint32_t)(d >> 32)) & ~(uint32_t)12u) == 0)
-                return (void *)(hot->items0 + (uintptr_t)idx * hot->stride);
+            uint32_t leased_word = (uint32_t)(d >> 32); /* life << 4 */
+            /* word - leased_word in 64 bits is the word's flags when the lives match, so it has
+               no bit but 2 and 3 set exactly when the member is leased in the handle's life; it
+               is in [16, 2^32) exactly when the slot has moved past that life (below: wraps). */
+            uint64_t diff = (uint64_t)word - (uint64_t)leased_word;
+            if ((diff & ~(uint64_t)12u) == 0) return (void *)(hot->items0 + (uintptr_t)idx * hot->stride);
             /* A life of this pool that the slot has moved past: stale, the expected case,
                silent (the library's own test, in line). */
-            if (life < word >> 4 && life >= hot->life_first) return NULL;
+            if (diff - 16u < (UINT64_C(1) << 32) - 16u && leased_word >> 4 >= hot->life_first)
+                return NULL;
         }
     }
     return sp__resolve_slow_l1(pool, handle);
+}
+#if !defined(SP_NO_INLINE)
+static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+    return sp__resolve_inline(pool, handle);
 }
 #endif
 

@@ -94,7 +94,7 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
     if (tag != pool->tag || idx >= pool->slot_cap) return resolve_refused(pool, handle);
     /* A leased slot always lies in a live range, so the word alone decides. */
     uint32_t word = slot_at(pool, idx)->word;
-    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED)) {
+    if (((word ^ (life << SP__FLAG_BITS)) & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != SP__LEASED) {
         /* A life this pool handed out and the slot has moved past: stale, the expected case,
            and silent. */
         if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
@@ -111,22 +111,8 @@ void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle) { return resolv
 
 
 /* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's
-   inline resolve, spelled out. */
-void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    /* The tag and the slot index in one test: subtracting the pool's tag in place leaves the
-       low 36 bits equal to the slot index exactly when the tag is the pool's (any other tag
-       leaves 2^24 or more there); the top 28 bits are then the life, so bits 32.. are the
-       leased word of that life (LEASED is 0), BUSY and RELEASING aside. */
-    if (SP__UNLIKELY(!pool)) return resolve_other(pool, handle);
-    uint64_t d = handle.id - pool->tag_bits;
-    uint64_t idx = d & ((UINT64_C(1) << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u);
-    if (SP__UNLIKELY(idx >= pool->resolve_below)) return resolve_other(pool, handle);
-    uint32_t word = slot_at(pool, (uint32_t)idx)->word;
-    if (SP__UNLIKELY(((word ^ (uint32_t)(d >> 32)) & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != 0))
-        return resolve_other(pool, handle);
-    /* one live range: it holds every leased member */
-    return (void *)(pool->items0 + (uintptr_t)idx * pool->stride);
-}
+   inline resolve, the same code. */
+void *sp_resolve(const sp_pool *pool, sp_handle handle) { return sp__resolve_inline(pool, handle); }
 
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {
