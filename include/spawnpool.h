@@ -122,6 +122,9 @@
     process's pools have used up about 10^12 lives that way (100 pools a level, 10,000 lives
     each, a level a minute: 19 years). sp_dense shares the tags and the rule. See
     docs/design.md.
+    sp_resolve is inline (a few instructions in the caller, no call) and reads the first fields
+    of the pool, which makes that layout part of the ABI: define SP_NO_INLINE before including
+    this header to call the library's sp_resolve instead (see "the inline resolve" below).
 
     MEMORY
     ======
