@@ -3,7 +3,8 @@
     bench_instr.c -- spinstr, the fast paths in a loop for valgrind --tool=callgrind.
 
         spinstr lifo|churn|pair IMPL K [N]     acquire+release pairs of one implementation
-        spinstr resolve|handles|reclaim K      spawnpool's other fast paths
+        spinstr resolve|resolve_inline|resolve_base|handles|reclaim K
+                                               spawnpool's other fast paths
 
     IMPL: spawnpool (the default pool, created the way users create it: initial = 0, grown by
     acquisition, 64-byte members, memory order, no hooks), spawnpool_ordered (the same in
@@ -34,6 +35,15 @@
 enum { ITEM_SIZE = 64, LIVE = 1000 };
 
 static volatile uintptr_t instr_sink;
+
+/* sp_resolve is inline (include/spawnpool.h): this function holds one, so that callgrind can
+   count what a resolve executes (--toggle-collect=instr_resolve; its ret counted too). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void *instr_resolve(const sp_pool *pool, sp_handle h) {
+    return sp_resolve(pool, h);
+}
 
 /* ---------------------------------------------------------------------------------------------
    spawnpool configurations: sp_acquire / sp_release behind the bench_impl calls (each wrapper
@@ -175,14 +185,23 @@ static size_t run_spawnpool(const char *mode, size_t k) {
                                                                   : SP_OVERFLOW_DROP});
     if (pool == NULL) return 0;
     uintptr_t acc = 0;
-    if (strcmp(mode, "resolve") == 0) {
+    if (strncmp(mode, "resolve", 7) == 0) {
+        /* resolve: through instr_resolve (a call, counted inside); resolve_inline: sp_resolve
+           in the loop itself, as a caller's loop has it; resolve_base: the same loop without
+           the resolve. instr.sh reports inline minus base, per resolve. */
         static sp_handle ids[LIVE];
         for (size_t i = 0; i < LIVE; i++) ids[i] = sp_handle_of(pool, sp_acquire(pool));
         for (size_t i = 0; i < LIVE; i += 8) sp_release(pool, sp_resolve(pool, ids[i])); /* stale */
+        int how = strcmp(mode, "resolve") == 0 ? 0 : strcmp(mode, "resolve_inline") == 0 ? 1 : 2;
         CALLGRIND_START_INSTRUMENTATION;
         for (size_t r = 0; r < 2; r++) {
             if (r == 1) CALLGRIND_ZERO_STATS;
-            for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_resolve(pool, ids[i % LIVE]);
+            if (how == 0)
+                for (size_t i = 0; i < k; i++) acc += (uintptr_t)instr_resolve(pool, ids[i % LIVE]);
+            else if (how == 1)
+                for (size_t i = 0; i < k; i++) acc += (uintptr_t)sp_resolve(pool, ids[i % LIVE]);
+            else
+                for (size_t i = 0; i < k; i++) acc += (uintptr_t)ids[i % LIVE].id;
         }
         CALLGRIND_STOP_INSTRUMENTATION;
     } else if (strcmp(mode, "handles") == 0) {
@@ -221,7 +240,7 @@ static size_t run_spawnpool(const char *mode, size_t k) {
 int main(int argc, char **argv) {
     static const char usage[] =
         "usage: spinstr lifo|churn|pair IMPL K [N]\n"
-        "       spinstr resolve|handles|reclaim K\n"
+        "       spinstr resolve|resolve_inline|resolve_base|handles|reclaim K\n"
         "IMPL: spawnpool spawnpool_ordered spawnpool_presized checked_side freelist\n";
     if (argc < 3) {
         fputs(usage, stderr);
@@ -229,7 +248,7 @@ int main(int argc, char **argv) {
     }
     const char *mode = argv[1];
     size_t measured = 0;
-    if (strcmp(mode, "resolve") == 0 || strcmp(mode, "handles") == 0 ||
+    if (strncmp(mode, "resolve", 7) == 0 || strcmp(mode, "handles") == 0 ||
         strcmp(mode, "reclaim") == 0) {
         size_t k = (size_t)strtoull(argv[2], NULL, 10);
         measured = k ? run_spawnpool(mode, k) : 0;

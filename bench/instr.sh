@@ -88,7 +88,22 @@ for impl in "${impls[@]}"; do
 done
 sp="sp_acquire sp_release"
 run pair.spawnpool instr_per_pair spawnpool 1000 0 "$sp" -- pair spawnpool "$k"
-run resolve.spawnpool instr_per_resolve spawnpool 1000 0 sp_resolve -- resolve "$k"
+run resolve.spawnpool instr_per_resolve_call spawnpool 1000 0 instr_resolve -- resolve "$k"
+# The inline sp_resolve in a caller's loop (as sokol's lookup is measured, inlined in its
+# translation unit): the loop with it less the same loop without it, per resolve.
+loop_ir() { # loop_ir TAG SPINSTR_ARGS...: instructions per iteration of the whole loop
+  local tag=$1 ops ir
+  shift
+  ops=$(valgrind -q --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/loop.$tag.out" "$bin" "$@")
+  ir=$(event Ir "$out/loop.$tag.out")
+  awk -v ir="$ir" -v o="$ops" 'BEGIN { printf "%.4f", ir / o }'
+}
+ri=$(loop_ir resolve_inline.spawnpool resolve_inline "$k")
+rb=$(loop_ir resolve_base.spawnpool resolve_base "$k")
+awk -v ri="$ri" -v rb="$rb" 'BEGIN {
+  printf "instr,1000,64,spawnpool,instr_per_resolve,%.2f,instr\n", ri - rb
+  printf "%-22s %-18s %7.2f instructions per resolve inlined in the loop (%.2f - %.2f of the bare loop)\n", "resolve_inline.spawnpool", "spawnpool", ri - rb, ri, rb > "/dev/stderr"
+}' >> "$csv"
 run handles.spawnpool instr_per_pair_with_handle spawnpool 1000 0 "sp_acquire_handle sp_release" \
   -- handles "$k"
 run reclaim.spawnpool instr_per_reclaim spawnpool_reclaim 1000 0 sp_acquire -- reclaim "$k"

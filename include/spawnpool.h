@@ -122,6 +122,9 @@
     process's pools have used up about 10^12 lives that way (100 pools a level, 10,000 lives
     each, a level a minute: 19 years). sp_dense shares the tags and the rule. See
     docs/design.md.
+    sp_resolve is inline (a few instructions in the caller, no call) and reads the first fields
+    of the pool, which makes that layout part of the ABI: define SP_NO_INLINE before including
+    this header to call the library's sp_resolve instead (see "the inline resolve" below).
 
     MEMORY
     ======
@@ -482,11 +485,75 @@ SP_API sp_handle sp_handle_of(const sp_pool *pool, const void *item);
 
 /* The member while the handle's life lasts, NULL after (and for the null handle, a handle of
    another pool, alive or destroyed, or a forged id; those two log a rate-limited warning, see
-   HANDLES). O(1). */
+   HANDLES). O(1). Inline (below) unless SP_NO_INLINE is defined; the library exports it as a
+   function either way. */
+#if defined(SP_NO_INLINE)
 SP_API void *sp_resolve(const sp_pool *pool, sp_handle handle);
+#endif
 
 /* True when item is a member of pool that is currently leased. O(1). */
 SP_API bool sp_is_leased(const sp_pool *pool, const void *item);
+
+/* ---- the inline resolve --------------------------------------------------------------------
+   A resolve is a handful of instructions, fewer than a call costs around them, and games make
+   thousands a frame; so unless SP_NO_INLINE is defined, sp_resolve is defined here and reads
+   the pool's first fields, struct sp__pool_hot (private: the library's struct sp_pool starts
+   with exactly these, which src/sp_internal.h asserts at compile time). A pool whose route says
+   otherwise (a fallback pool of several ranges, a thread-safe pool: resolve_below 0) and every
+   handle that does not name a leased member go to the library's sp__resolve_slow_l1, which logs
+   and counts as sp_resolve always did.
+   What it costs: the prefix is ABI. The out-of-line part is named after the prefix's layout
+   (_l1), so a program built against one layout and run with a library of another fails to link
+   or load instead of misreading a pool; a library version that changes the prefix renames it.
+   Define SP_NO_INLINE (before including this header, in every file) to call the exported
+   sp_resolve instead and depend on no layout. */
+struct sp__pool_hot {
+    uint32_t _free_head, _plain_below;
+    uintptr_t _top_items;
+    uint64_t _stride_inv, _top_plain, _top_first;
+    unsigned char *slots; /* a slot's first 32 bits are its word: life << 4 | flags */
+    size_t stride;
+    uintptr_t items0; /* where slot 0's member would lie: member i is at items0 + i * stride */
+    uint64_t _acquired;
+    ptrdiff_t _headroom;
+    size_t _peak_leased;
+    uint64_t tag_bits;      /* the pool's tag, in place in a handle */
+    uint64_t resolve_below; /* slot indices below this resolve here; 0: none (the route) */
+    uint32_t _stride_rot, slot_size;
+    uint32_t life_first; /* the lowest life this pool hands out */
+};
+SP_API void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle);
+/* The resolve itself (also the body of the library's exported sp_resolve). */
+static inline void *sp__resolve_inline(const sp_pool *pool, sp_handle handle) {
+    const struct sp__pool_hot *hot = (const struct sp__pool_hot *)(const void *)pool;
+    if (pool) {
+        /* The handle less the pool's tag in place: the low 36 bits are the slot index exactly
+           when the tag is the pool's (any other leaves 2^24 or more there), and the top 28 the
+           life, so bits 32.. are life << 4, the word of that life leased (LEASED is state 0;
+           BUSY and RELEASING, bits 2 and 3, may be set while a hook runs). */
+        uint64_t d = handle.id - hot->tag_bits;
+        uint64_t idx = d & ((UINT64_C(1) << 36) - 1u);
+        if (idx < hot->resolve_below) {
+            uint32_t word = *(const uint32_t *)(const void *)(hot->slots + idx * hot->slot_size);
+            uint32_t leased_word = (uint32_t)(d >> 32); /* life << 4 */
+            /* word - leased_word in 64 bits is the word's flags when the lives match, so it has
+               no bit but 2 and 3 set exactly when the member is leased in the handle's life; it
+               is in [16, 2^32) exactly when the slot has moved past that life (below: wraps). */
+            uint64_t diff = (uint64_t)word - (uint64_t)leased_word;
+            if ((diff & ~(uint64_t)12u) == 0) return (void *)(hot->items0 + (uintptr_t)idx * hot->stride);
+            /* A life of this pool that the slot has moved past: stale, the expected case,
+               silent (the library's own test, in line). */
+            if (diff - 16u < (UINT64_C(1) << 32) - 16u && leased_word >> 4 >= hot->life_first)
+                return NULL;
+        }
+    }
+    return sp__resolve_slow_l1(pool, handle);
+}
+#if !defined(SP_NO_INLINE)
+static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+    return sp__resolve_inline(pool, handle);
+}
+#endif
 
 static inline bool sp_handle_is_null(sp_handle handle) { return handle.id == 0; }
 static inline sp_handle sp_handle_null(void) { sp_handle h = {0}; return h; }

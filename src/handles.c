@@ -94,7 +94,7 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
     if (tag != pool->tag || idx >= pool->slot_cap) return resolve_refused(pool, handle);
     /* A leased slot always lies in a live range, so the word alone decides. */
     uint32_t word = slot_at(pool, idx)->word;
-    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != (life << SP__FLAG_BITS | SP__LEASED)) {
+    if (((word ^ (life << SP__FLAG_BITS)) & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != SP__LEASED) {
         /* A life this pool handed out and the slot has moved past: stale, the expected case,
            and silent. */
         if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
@@ -104,19 +104,15 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
 }
 
 
-void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    /* The tag and the slot index in one test: subtracting the pool's tag in place leaves the
-       low 36 bits equal to the slot index exactly when the tag is the pool's (any other tag
-       leaves 2^24 or more there). */
-    uint64_t low = (handle.id - (pool ? pool->tag_bits : 0u)) & ((UINT64_C(1) << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u);
-    if (SP__UNLIKELY(!pool || low >= pool->resolve_below)) return resolve_other(pool, handle);
-    uint32_t idx = (uint32_t)low;
-    uint32_t want = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS)) << SP__FLAG_BITS | SP__LEASED;
-    if (SP__UNLIKELY((slot_at(pool, idx)->word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != want))
-        return resolve_other(pool, handle);
-    /* one live range: it holds every leased member */
-    return (void *)(pool->top_items + (uintptr_t)(idx - pool->top_first) * pool->stride);
-}
+/* What the header's inline sp_resolve does not finish (its route, or a handle that does not
+   name a leased member): the same as resolve_other, exported under the name of the hot
+   prefix's layout (see include/spawnpool.h). */
+void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
+
+
+/* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's
+   inline resolve, the same code. */
+void *sp_resolve(const sp_pool *pool, sp_handle handle) { return sp__resolve_inline(pool, handle); }
 
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {

@@ -244,12 +244,13 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
             return;
         }
     } else { /* the rest of the top range, below the walk's end */
-        uint32_t in_top = it->_slot + 1u - pool->top_first;
-        uint32_t stop = it->_last > pool->top_first ? it->_last - pool->top_first : 0u;
+        uint32_t first = (uint32_t)pool->top_first;
+        uint32_t in_top = it->_slot + 1u - first;
+        uint32_t stop = it->_last > first ? it->_last - first : 0u;
         if (stop > pool->top_count) stop = pool->top_count;
         for (uint32_t i = in_top; i < stop; i++) {
-            if (visible_leased(plain_slot_at(pool, pool->top_first + i)->word)) {
-                it->_slot = pool->top_first + i;
+            if (visible_leased(plain_slot_at(pool, first + i)->word)) {
+                it->_slot = first + i;
                 it->item = (void *)(pool->top_items + (uintptr_t)i * pool->stride);
                 return;
             }

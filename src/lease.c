@@ -4,6 +4,13 @@
    teardown), reclaim, sp_release_all, and the _at variants that record call sites. */
 #include "pool_internal.h"
 
+/* GCC's basic-block vectorizer merges the release's two adjacent slot stores (the word and the
+   free-list link) into one vector store built with two moves and a shuffle: three instructions
+   more on the plain release than the two plain stores (measured with make bench-instr). */
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC optimize("no-tree-slp-vectorize")
+#endif
+
 static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t idx, void *item, const void *arg) {
     SP__RUN_HOOK(p, idx, p->on_acquire(item, arg, p->user));
 }
@@ -37,7 +44,10 @@ void sp__routes_update(sp_pool *p) {
     p->plain_below = p->plain_acquire ? SP__NIL : 0u;
     p->resolve_below = p->live_ranges <= 1u ? p->slot_cap : 0u;
     p->top_plain = p->plain_release ? p->top_count : 0u;
+    p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
+    p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;
     p->release_slow = p->on_release != NULL || divert;
+    p->top_ordered = p->ordered && !p->release_slow ? p->top_count : 0u;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
 }
 
@@ -48,7 +58,7 @@ static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
     /* Next life, now free. The addition carries out of the word exactly when the life counter
        was at its last value: then the slot retires instead. */
     sp__slot *s = slot_at(p, idx);
-    uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
+    uint32_t step = SP__TO_NEXT_FREE;
     uint32_t word = s->word + step;
     if (SP__UNLIKELY(word < step)) {
         sp__member_retire(p, idx);
@@ -68,8 +78,8 @@ static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, con
 
 
 static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg) {
-    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
-    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
+    s->word += SP__TO_LEASED; /* free members carry no flags */
+    leased_inc(p);
     p->acquired++;
     void *item = item_at(p, idx);
     DBG_LEASING(p, idx, item);
@@ -176,14 +186,14 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     else
         s->next = SP__NIL; /* not marked as leased when a memory-order sp_release_all began */
     if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
-    p->leased--;
+    leased_dec(p);
     p->reclaimed++;
     s = slot_at(p, idx);
     if (sp__life(s) == SP__LIFE_MAX) { /* its last life ended: retire it, build another */
         sp__member_retire(p, idx);
         return acquire_slow(p, arg, force);
     }
-    s->word += (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE); /* next life, free for a moment */
+    s->word += SP__TO_NEXT_FREE; /* next life, free for a moment */
     return lease(p, idx, s, arg);
 }
 
@@ -217,7 +227,7 @@ static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) 
     uint32_t idx = sp__member_build(p, past_max);
     if (idx == SP__NIL) {
         /* A fixed buffer with retired slots has no room left below max: saturated after all. */
-        if (p->fixed && p->leased > 0) {
+        if (p->fixed && sp__leased(p) > 0) {
             if (p->overflow == SP_OVERFLOW_RECLAIM || force) return reclaim(p, arg, force);
             p->dropped++;
         }
@@ -257,10 +267,39 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
 }
 
 
+/* A free member of an acquisition-order pool without on_acquire, of one live range: lease()
+   spelled out for it, with the 16-byte slot known at compile time and the lease list append in
+   place (the same steps in the same order: the stamp is the count after this acquisition). */
+static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
+    sp__oslot *base = (sp__oslot *)(void *)p->slots;
+    sp__oslot *o = base + idx;
+    p->free_head = o->s.next;
+    o->s.word += SP__TO_LEASED; /* free members carry no flags */
+    leased_inc(p);
+    uint64_t n = ++p->acquired;
+    void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
+    DBG_LEASING(p, idx, item);
+#if SP_DEBUG
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+#endif
+    uint32_t tail = p->lease_tail;
+    o->prev = tail;
+    o->stamp = (uint32_t)n;
+    o->s.next = SP__NIL;
+    if (tail != SP__NIL)
+        base[tail].s.next = idx;
+    else
+        p->lease_head = idx;
+    p->lease_tail = idx;
+    return item;
+}
+
+
 /* A free member of a pool that is not plain, or no free member: out of line. */
 SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
     if (idx == SP__NIL) return acquire_empty(p, arg, force);
+    if (p->ordered_acquire) return acquire_ordered(p, idx);
     return acquire_listed(p, idx, arg);
 }
 
@@ -379,10 +418,29 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
     /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
        agree); its life ends after the hook. */
     if (pool->on_release) run_on_release(pool, idx, item);
-    pool->leased--;
+    leased_dec(pool);
     life_end_to_free(pool, idx);
     if (pool->tearing_down) sp__doom_released(pool);
     return SP_OK;
+}
+
+
+/* "Leased, not busy, not at its last life", and the word of the member's next life, free, in
+   one test and one addition with its carry. A leased member's word is life << 4 | LEASED (plus
+   BUSY while a hook runs, and RELEASING only ever with BUSY), and LEASED is 0, so the low three
+   bits are clear exactly when the member is leased and not busy; then word + SP__TO_NEXT_FREE is
+   the next life's free word, and that addition carries out of the word exactly when the life was
+   the last one (SP__LIFE_MAX), where the slot must retire instead. False sends the release to
+   release_general, which sorts out refusals and retirement. */
+static inline bool releasable(uint32_t word, uint32_t *next_free) {
+    uint32_t t = word - SP__LEASED; /* (0: kept so that the test reads as what it means) */
+    if (SP__UNLIKELY(t & (SP__STATE_MASK | SP__BUSY))) return false;
+#if defined(__GNUC__) || defined(__clang__)
+    return !SP__UNLIKELY(__builtin_add_overflow(t, SP__TO_NEXT_FREE, next_free));
+#else
+    *next_free = t + SP__TO_NEXT_FREE;
+    return *next_free > t;
+#endif
 }
 
 
@@ -390,26 +448,14 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
    word would carry out); anything else goes to release_general. `plain` (a constant where this
    is inlined) says a plain pool: memory order, 8-byte slots, no on_release. Otherwise the pool
    has a lease list to unlink from, or an on_release hook. */
-/* "Leased, not busy, not at its last life" in one compare: rotating word ^ LEASED right by 3
-   puts the state and BUSY bits (zero exactly when leased and not busy) on top and the life below
-   them, so the result is below 2^29 - 2 exactly when both hold and the life is not all ones
-   (SP__LIFE_MAX). RELEASING, now bit 0, is only ever set with BUSY. */
-static inline bool releasable(uint32_t word) {
-    uint32_t t = word ^ SP__LEASED;
-    t = (t >> 3) | (t << 29);
-    return t < (1u << 29) - 2u;
-}
-
-
 static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item, bool plain) {
-    const uint32_t step = (1u << SP__FLAG_BITS) - (SP__LEASED - SP__FREE);
     sp__slot *s = plain ? plain_slot_at(pool, idx) : slot_at(pool, idx);
-    uint32_t word = s->word;
-    if (SP__UNLIKELY(!releasable(word) || (!plain && pool->release_slow)))
+    uint32_t word;
+    if (SP__UNLIKELY(!releasable(s->word, &word) || (!plain && pool->release_slow)))
         return release_general(pool, idx, item);
     if (!plain) lease_unlink(pool, idx, s); /* not plain, not release_slow: ordered */
-    pool->leased--;
-    s->word = word + step; /* next life, now free */
+    leased_dec(pool);
+    s->word = word; /* next life, now free */
     free_push(pool, idx, s);
     DBG_FREED(pool, idx, item);
     return SP_OK;
@@ -441,15 +487,74 @@ static SP__NOINLINE sp_result release_other(sp_pool *pool, void *item) {
 }
 
 
+/* sp_release's miss of the top range's plain members, given the member number it computed: an
+   acquisition-order pool's member (top_ordered), or anything else, for which
+   the pointer is recovered from the number (the member test's map is a bijection: the inverse of a
+   multiplication by stride_inv is one by the odd part of the stride, and of the rotation the
+   opposite rotation), so that sp_release can compute the number in the pointer's register. */
+static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx);
+
+/* The release of an acquisition-order pool's member of the top range, no on_release, no
+   diversion (top_ordered): release_hookless for it, with the 16-byte slot known at compile time
+   and the lease list unlink in place. */
+static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
+    sp__oslot *base = (sp__oslot *)(void *)pool->slots;
+    sp__oslot *o = base + idx;
+    uint32_t word;
+    if (SP__UNLIKELY(!releasable(o->s.word, &word))) return release_plain_refused(pool, idx);
+    uint32_t prev = o->prev, next = o->s.next;
+    if (prev != SP__NIL)
+        base[prev].s.next = next;
+    else
+        pool->lease_head = next;
+    if (next != SP__NIL)
+        base[next].prev = prev;
+    else
+        pool->lease_tail = prev;
+    leased_dec(pool);
+    o->s.word = word; /* next life, now free */
+    o->s.next = pool->free_head;
+    pool->free_head = (uint32_t)idx;
+    DBG_FREED(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
+    return SP_OK;
+}
+
+
+static SP__NOINLINE sp_result release_unmatched(sp_pool *pool, uint64_t q) {
+    if (q < pool->top_ordered) return release_ordered(pool, pool->top_first + q);
+    uint64_t odd = (uint64_t)pool->stride >> pool->stride_rot;
+    uint64_t x = q * odd;
+    uint32_t r = pool->stride_rot;
+    x = (x << r) | (x >> ((64u - r) & 63u));
+    return release_other(pool, (void *)(pool->top_items + (uintptr_t)x));
+}
+
+
+/* A plain pool's member of the top range that is not releasable in the plain way (refusals, a
+   retirement): its address from its slot index, exactly item (see release_unmatched). */
+static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx) {
+    return release_general(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
+}
+
+
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return release_other(pool, item); /* same arguments: no moves */
+    SP__PREFETCH_W(item); /* see release_other (a prefetch never faults, whatever item is) */
     /* index_of without its SP__NIL answer, against top_plain: a hit is a plain pool's member of
        the top range and goes straight to the plain path. The check is exact (item is the start
-       of member q), so NULL never passes it. */
+       of member q), so NULL never passes it. From here on only q is kept, not item: the
+       misses recover item from q or from the slot index. */
     uint64_t q = member_number(pool, pool->top_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->top_plain)) return release_other(pool, item);
-    SP__PREFETCH_W(item); /* see release_other */
-    return release_hookless(pool, pool->top_first + (uint32_t)q, item, true);
+    if (SP__UNLIKELY(q >= pool->top_plain)) return release_unmatched(pool, q);
+    uint64_t idx = pool->top_first + q; /* below SP__SLOT_LIMIT: no truncation below */
+    sp__slot *s = (sp__slot *)(void *)pool->slots + idx;
+    uint32_t word;
+    if (SP__UNLIKELY(!releasable(s->word, &word))) return release_plain_refused(pool, idx);
+    leased_dec(pool);
+    s->word = word; /* next life, now free */
+    free_push(pool, (uint32_t)idx, s);
+    DBG_FREED(pool, (uint32_t)idx, item);
+    return SP_OK;
 }
 
 

@@ -334,14 +334,14 @@ static size_t dispose_all(sp_pool *p) {
         uint32_t idx = p->lease_head;
         sp__slot *s;
         bool was_leased;
-        if (!p->ordered && p->leased) {
+        if (!p->ordered && sp__leased(p)) {
             idx = sp__leased_from(p, from);
             if (idx != SP__NIL) from = idx + 1u;
         }
         if (idx != SP__NIL) {
             s = slot_at(p, idx);
             if (p->ordered) lease_unlink(p, idx, s);
-            p->leased--;
+            leased_dec(p);
             p->leased_disposed++;
             was_leased = true;
         } else if (p->doomed != SP__NIL) {
@@ -381,8 +381,8 @@ void sp_pool_destroy(sp_pool *pool) {
         return;
     }
     sp_pool *p = pool;
-    if (p->leased) {
-        sp__log(p, SP__MSG_LEAKED, p->leased);
+    if (sp__leased(p)) {
+        sp__log(p, SP__MSG_LEAKED, sp__leased(p));
         sp__report_sites(p, "leaked", SP_LOG_WARN);
     }
     p->destroying = true;

@@ -82,7 +82,7 @@ static inline uint32_t range_of_index(const sp_pool *p, uint32_t idx) {
 /* A member's address: through the pool's copy of the top range when idx is in it (always, for a
    pool in its reserved range), else through the range records. */
 static inline void *item_at(const sp_pool *p, uint32_t idx) {
-    uint32_t in_top = idx - p->top_first;
+    uint32_t in_top = idx - (uint32_t)p->top_first;
     if (SP__LIKELY(in_top < p->top_count))
         return (void *)(p->top_items + (uintptr_t)in_top * p->stride);
     const sp__range *r = &p->ranges[range_of_index(p, idx)];
@@ -136,7 +136,7 @@ static inline uint32_t index_searched(const sp_pool *p, uintptr_t a) {
    range first (the largest: every member of a pool in its reservation), then the others. */
 static inline uint32_t index_of(const sp_pool *p, const void *item) {
     uint64_t q = member_number(p, p->top_items, (uintptr_t)item);
-    if (SP__LIKELY(q < p->top_count)) return p->top_first + (uint32_t)q;
+    if (SP__LIKELY(q < p->top_count)) return (uint32_t)(p->top_first + q);
     return p->live_ranges > 1u ? index_searched(p, (uintptr_t)item) : SP__NIL;
 }
 
@@ -279,16 +279,33 @@ static inline size_t round_up(size_t x, size_t a) { return (x + (a - 1u)) & ~(a 
 static inline bool pool_reserved(const sp_pool *p) { return p->reserved_items != NULL; }
 
 
+/* One more member leased. headroom is peak_leased - leased: while it is above zero the peak
+   stays and headroom goes down; at zero leased is at its peak, so the peak goes up and headroom
+   stays 0. Either way peak_leased - headroom is the new leased, and peak_leased is exactly the
+   most members ever leased at once: the hot path pays one decrement and one branch, never
+   taken in steady state, for what was a load, an increment, a store and a compare. */
+static inline void leased_inc(sp_pool *p) {
+    if (SP__UNLIKELY(--p->headroom < 0)) {
+        p->headroom = 0;
+        p->peak_leased++;
+    }
+}
+
+
+/* One member fewer leased. */
+static inline void leased_dec(sp_pool *p) { p->headroom++; }
+
+
 static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
     if (SP__UNLIKELY(idx >= p->plain_below)) return sp__acquire_other(p, arg, force);
     sp__slot *s = plain_slot_at(p, idx);
     p->free_head = s->next;
-    s->word += SP__LEASED - SP__FREE; /* free members carry no flags */
-    if (++p->leased > p->peak_leased) p->peak_leased = p->leased;
+    s->word += SP__TO_LEASED; /* free members carry no flags */
+    leased_inc(p);
     p->acquired++;
     /* plain: one live range, which holds every built member */
-    void *item = (void *)(p->top_items + (uintptr_t)(idx - p->top_first) * p->stride);
+    void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
     DBG_LEASING(p, idx, item);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */

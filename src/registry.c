@@ -534,11 +534,11 @@ size_t sp_registry_release_all(sp_registry *reg) {
            shifts past the cursor waits for the next pass). */
         for (size_t i = 0; i < reg->count; i++) {
             sp_pool *pool = reg->entries[i].pool;
-            if (pool->leased && !pool->destroying) released += sp_release_all(pool);
+            if (sp__leased(pool) && !pool->destroying) released += sp_release_all(pool);
         }
         total += released;
         bool leased = false;
-        for (size_t i = 0; i < reg->count && !leased; i++) leased = reg->entries[i].pool->leased > 0;
+        for (size_t i = 0; i < reg->count && !leased; i++) leased = sp__leased(reg->entries[i].pool) > 0;
         if (!released || !leased) break;
     }
     reg->releasing_all = false;

@@ -6,6 +6,10 @@
 
 /* The library defines the plain functions that the site macros would replace. */
 #define SP_NO_SITE_MACROS
+/* ... and the exported sp_resolve, which the header would otherwise define inline. */
+#ifndef SP_NO_INLINE
+#  define SP_NO_INLINE
+#endif
 #include <spawnpool.h>
 
 #include <stdbool.h>
@@ -46,17 +50,24 @@
    member is leased; the next one to hand out while it is free). next links the member into at
    most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, whose
    slots are the 16-byte sp__oslot, with a back link) the lease list, doubly linked, oldest
-   acquisition at the head. In a memory-order pool a leased slot is in no list and has no back link. */
+   acquisition at the head. In a memory-order pool a leased slot is in no list and has no back link.
+   LEASED is state 0, so that a leased member's word has its low three bits clear exactly when
+   no hook is running on it: the release's check is one test (see releasable in lease.c). */
 enum {
-    SP__UNBUILT = 0u, /* memory reserved, no member built */
+    SP__LEASED = 0u,  /* handed out */
     SP__FREE = 1u,    /* built, ready to hand out */
-    SP__LEASED = 2u,  /* handed out */
+    SP__UNBUILT = 2u, /* memory reserved, no member built */
     SP__RETIRED = 3u, /* life counter exhausted: never used again */
     SP__STATE_MASK = 3u,
     SP__BUSY = 4u, /* a hook is running on this member: it must not be released or reclaimed */
     SP__RELEASING = 8u, /* (with BUSY) its on_release is running: no longer iterated */
     SP__FLAG_BITS = 4u
 };
+
+/* What a word gains when its free member is leased (wrapping), and when a leased member's life
+   ends and the next life begins, free: the life goes up, the state from LEASED to FREE. */
+#define SP__TO_LEASED ((uint32_t)SP__LEASED - (uint32_t)SP__FREE)
+#define SP__TO_NEXT_FREE ((1u << SP__FLAG_BITS) + (uint32_t)SP__FREE - (uint32_t)SP__LEASED)
 
 typedef struct sp__slot {
     uint32_t word;
@@ -97,31 +108,52 @@ typedef struct sp__range {
 #define SP__NAME_CAP 48
 
 struct sp_pool {
-    /* hot: acquire / release touch these */
+    /* hot: the fast paths (sp_acquire, sp_release, sp_resolve) read these, in one cache line.
+       Every field from free_head to slot_size is derived in sp__routes_update (or kept by the
+       fast paths themselves) and routes whatever the fast paths do not handle out of line. */
     uint32_t free_head;
+    uint32_t plain_below; /* SP__NIL when plain_acquire, else 0: a free head below it takes
+                             the plain path (one compare for "a free member, and plain") */
+    /* The range tried first, copied here so that a release reads no range record: the
+       reserved range, or the fallback's largest. top_count 0: none yet. */
+    uintptr_t top_items;
+    uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
+    uint64_t top_plain; /* top_count when its releases may take the plain path (plain_release),
+                           else 0: sp_release's one range test then also checks the route */
+    uint64_t top_first; /* the top range's first slot index (64 bits: added to a 64-bit member
+                           number in sp_release, no widening) */
+    unsigned char *slots; /* flat, slot_size bytes a slot index; grows, never shrinks */
+    size_t stride;
+    uintptr_t items0; /* where slot index 0's member would lie were it in the top range
+                         (top_items - top_first * stride, wrapping): a plain acquisition's and
+                         resolve's address is items0 + idx * stride, one multiply-add */
+    uint64_t acquired;
+    /* peak_leased - leased, kept instead of `leased` so that an acquisition updates both in one
+       decrement and one (never taken) branch, and a release in one increment: leased is
+       peak_leased - headroom (sp__leased). Exact: an acquisition that finds headroom 0 has
+       leased == peak_leased and raises the peak instead (see leased_inc in pool_internal.h). */
+    ptrdiff_t headroom;
+    size_t peak_leased;
+    uint64_t tag_bits;      /* tag << SP__SLOT_BITS: a handle's tag in place */
+    uint64_t resolve_below; /* slot_cap when one live range holds every member, else 0: a
+                               handle's slot index below it resolves in line (sp_resolve) */
+    uint32_t stride_rot;    /* stride = odd << stride_rot */
+    uint32_t slot_size;     /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
+    uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
+    uint32_t top_count;     /* the top range's recognised members */
+    /* warm: the routes' inputs and the out-of-line paths */
     uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
     bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
                             pop, a count and the member's place in the top range */
-    uint32_t resolve_below; /* slot_cap when one live range holds every member, else 0: a
-                               handle's slot index below it resolves in line (sp_resolve) */
-    uint32_t plain_below; /* SP__NIL when plain_acquire, else 0: a free head below it takes
-                             the plain path (one compare for "a free member, and plain") */
     bool plain_release;  /* no lease list, no on_release */
     bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
     bool release_slow;   /* a release that is not plain takes release_general: on_release is
                             set, or a priority callback or a teardown is running (routes_update) */
-    /* The range tried first, copied here so that a release reads no range record: the
-       reserved range, or the fallback's largest. top_count 0: none yet. */
-    uint32_t top_count, top_first; /* its recognised members and first slot index */
-    uintptr_t top_items;
-    uint32_t top_plain; /* top_count when its releases may take the plain path (plain_release),
-                           else 0: sp_release's one range test then also checks the route */
-    uint32_t stride_rot; /* stride = odd << stride_rot */
-    uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
-    size_t stride;
-    unsigned char *slots; /* flat, slot_size bytes a slot index; grows, never shrinks */
-    uint32_t slot_size;   /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
+    bool ordered_acquire; /* acquisition order, no on_acquire, one live range: a free member is
+                             popped and appended to the lease list in line (sp__acquire_other) */
+    uint64_t top_ordered; /* top_count when an acquisition-order pool's releases of the top
+                             range need no hook and no diversion (release_ordered), else 0 */
     uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */
 #if SP_DEBUG
     struct sp__dbg *dbg; /* debug records, parallel to slots */
@@ -131,8 +163,6 @@ struct sp_pool {
     uint32_t top;                     /* the range copied into top_* */
     uint8_t by_address[SP__RANGE_MAX]; /* the live ranges' numbers, lowest address first */
     uint32_t live_ranges;             /* entries in by_address */
-    size_t leased, peak_leased;
-    uint64_t acquired;
     uint64_t leased_disposed; /* lives ended by clear/destroy: released = acquired - leased - this */
     sp_acquire_fn on_acquire;
     sp_release_fn on_release;
@@ -141,8 +171,6 @@ struct sp_pool {
     /* cold */
     uint32_t unbuilt_head;
     uint32_t tag;
-    uint64_t tag_bits; /* tag << SP__SLOT_BITS: a handle's tag in place */
-    uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
     uint64_t foreign_handles, forged_handles; /* refused resolves, for rate-limited warnings */
     size_t size;     /* built members */
     size_t reserved; /* members with memory: the live ranges' counts */
@@ -189,6 +217,23 @@ struct sp_pool {
     void *owner;
     char name[SP__NAME_CAP];
 };
+
+/* The header's inline sp_resolve reads these fields through struct sp__pool_hot: they must lie
+   where it says (and sp__resolve_slow_l1 be renamed if they ever move). */
+#define SP__HOT_AT(f, g) (offsetof(struct sp_pool, f) == offsetof(struct sp__pool_hot, g))
+#if defined(__cplusplus)
+#  define SP__STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#  define SP__STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+SP__STATIC_ASSERT(SP__HOT_AT(slots, slots) && SP__HOT_AT(stride, stride) &&
+                      SP__HOT_AT(items0, items0) && SP__HOT_AT(tag_bits, tag_bits) &&
+                      SP__HOT_AT(resolve_below, resolve_below) && SP__HOT_AT(slot_size, slot_size) &&
+                      SP__HOT_AT(life_first, life_first),
+                  "struct sp_pool must begin as struct sp__pool_hot (include/spawnpool.h)");
+
+/* Members leased now (see headroom). */
+static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (size_t)p->headroom; }
 
 /* ---- log lines, one table (level, format) --------------------------------------------- */
 #define SP__MSG_LIST(X)                                                                          \

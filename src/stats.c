@@ -67,15 +67,16 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
         return;
     }
     out->size = pool->size;
-    out->leased = pool->leased;
-    out->free = pool->size >= pool->leased ? pool->size - pool->leased : 0;
+    size_t leased = sp__leased(pool);
+    out->leased = leased;
+    out->free = pool->size >= leased ? pool->size - leased : 0;
     out->max = pool->max;
     out->peak_leased = pool->peak_leased;
     out->bytes = pool->bytes;
     out->created = pool->created;
     out->disposed = pool->disposed;
     out->acquired = pool->acquired;
-    out->released = pool->acquired - pool->leased - pool->leased_disposed;
+    out->released = pool->acquired - leased - pool->leased_disposed;
     out->reclaimed = pool->reclaimed;
     out->dropped = pool->dropped;
     out->grown_past_max = pool->grown_past_max;
@@ -138,7 +139,7 @@ bool sp__pool_check(const sp_pool *p) {
         if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
     }
     if (!p->ordered) leased = leased_states; /* no list: the states are the leased set */
-    return leased == p->leased && leased_states == p->leased && built == p->size &&
+    return leased == sp__leased(p) && leased_states == sp__leased(p) && built == p->size &&
            leased + free_n == p->size &&
            reserved == p->reserved && p->created - p->disposed == p->size;
 }

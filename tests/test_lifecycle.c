@@ -279,6 +279,60 @@ static void peak_leased_remembers_the_most_leased_at_once(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+/* The pool keeps peak_leased and headroom = peak_leased - leased (an acquisition at headroom 0
+   raises the peak, any other lowers headroom): leased walked up and down through free members
+   (the fast paths, no growth) in both orders, then reclaims (leased stays), a clear (leased
+   lives disposed) and acquisitions after it, against counts kept here. */
+static void peak_leased_is_exact_through_the_fast_paths(void **state) {
+    (void)state;
+    for (int order = SP_ORDER_ACQUISITION; order <= SP_ORDER_MEMORY; order++) {
+        test_env env;
+        sp_desc d = test_env_desc(&env, "peak", 16);
+        d.order = (sp_order)order;
+        d.initial = 8;
+        d.max = 8;
+        d.overflow = SP_OVERFLOW_RECLAIM;
+        sp_pool *p = sp_pool_create(&d);
+        void *m[8];
+        size_t leased = 0, peak = 0;
+        uint64_t acquired = 0;
+        static const size_t targets[] = {3, 1, 3, 4, 0, 4, 5, 2, 8, 7, 8};
+        sp_stats st;
+        for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+            while (leased < targets[t]) {
+                m[leased++] = sp_acquire(p);
+                assert_non_null(m[leased - 1]);
+                acquired++;
+                if (leased > peak) peak = leased;
+            }
+            while (leased > targets[t]) assert_int_equal(sp_release(p, m[--leased]), SP_OK);
+            sp_stats_get(p, &st);
+            assert_int_equal(st.leased, leased);
+            assert_int_equal(st.peak_leased, peak);
+            assert_int_equal(st.acquired, acquired);
+            assert_int_equal(st.released, acquired - leased);
+            assert_int_equal(st.size, 8);
+        }
+        for (int i = 0; i < 3; i++) assert_non_null(sp_acquire(p)); /* saturated: reclaims */
+        sp_stats_get(p, &st);
+        assert_int_equal(st.leased, 8);
+        assert_int_equal(st.peak_leased, 8);
+        assert_int_equal(st.reclaimed, 3);
+        assert_int_equal(st.acquired, acquired + 3);
+        sp_clear(p);
+        sp_stats_get(p, &st);
+        assert_int_equal(st.leased, 0);
+        assert_int_equal(st.peak_leased, 8);
+        for (int i = 0; i < 2; i++) assert_non_null(sp_acquire(p));
+        sp_stats_get(p, &st);
+        assert_int_equal(st.leased, 2);
+        assert_int_equal(st.peak_leased, 8);
+        sp_release_all(p);
+        sp_pool_destroy(p);
+        EXPECT_NO_LEAK(&env.alloc);
+    }
+}
+
 static int cmp_ptr(const void *x, const void *y) {
     uintptr_t a = (uintptr_t) * (void *const *)x, b = (uintptr_t) * (void *const *)y;
     return a < b ? -1 : a > b;
@@ -438,6 +492,7 @@ static void initial_members_share_one_chunk_by_default(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(create_builds_initial_members_running_create_once_each),
+        cmocka_unit_test(peak_leased_is_exact_through_the_fast_paths),
         cmocka_unit_test(acquire_builds_a_member_only_when_none_is_free),
         cmocka_unit_test(acquire_prefers_a_free_member_to_building_one),
         cmocka_unit_test(prewarm_builds_free_members_without_acquiring),
