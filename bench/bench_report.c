@@ -6,7 +6,8 @@
 
     Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
     times, memory, steady-state allocator calls, instruction and cache-miss counts, and a
-    met / missed line per performance target (0.3) with its numbers and reference), DATADIR/<workload>[_<size>].dat (ns/op
+    met / missed line per performance target (0.3) with its numbers and reference; the threads
+    section and its targets come from bench_report_threads.c), DATADIR/<workload>[_<size>].dat (ns/op
     against N, one column per implementation), DATADIR/frame_bars.dat and DATADIR/plots.gp, a
     gnuplot script that draws them as PNG and SVG next to OUT.md. META.md, when given, is copied
     under the title (machine, compiler, date). The N columns are the ones the CSV has.
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bench_report.h"
 
 typedef struct row {
     char workload[24], impl[32], metric[48], unit[12];
@@ -77,6 +80,11 @@ static bool get(const char *workload, size_t n, size_t size, const char *impl, c
         }
     }
     return found;
+}
+
+bool report_get(const char *workload, size_t n, size_t size, const char *impl, const char *metric,
+                double *out) {
+    return get(workload, n, size, impl, metric, out);
 }
 
 static bool has_impl(const char *workload, size_t size, const char *impl) {
@@ -764,6 +772,7 @@ int main(int argc, char **argv) {
             "`glibc`, `mimalloc`, `tcmalloc`, `jemalloc` (malloc/free of each); `sp_dense` the "
             "packed dense pool.\n");
     targets(md);
+    report_threads(md);
     fprintf(md, "\n## Time per operation\n\nEach cell: median · minimum ns per op over the "
                 "repeats; in brackets the minimum's ratio to the bare free list's / to glibc "
                 "malloc's (below 1 is faster).\n");
