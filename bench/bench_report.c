@@ -285,14 +285,20 @@ static void instr_table(FILE *md) {
         {"spawnpool", "instr_per_resolve", "sp_resolve, 1000 live, 1 handle in 8 stale"},
         {"spawnpool", "instr_per_pair_with_handle", "sp_acquire_handle + sp_release"},
         {"spawnpool_reclaim", "instr_per_reclaim", "sp_acquire on a saturated RECLAIM pool of 1000"},
+        {"spawnpool_ts", "instr_per_pair",
+         "sp_acquire + sp_release of a thread-safe pool on one thread, 500 of 1000 leased"},
     };
-    fprintf(md, "\nThe default pool's other fast paths:\n\n| operation | in the functions | whole loop |\n"
+    fprintf(md, "\nThe default pool's other fast paths, and the thread-safe pool's pair:\n\n| operation | in the functions | whole loop |\n"
                 "|---|---:|---:|\n");
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         double v = 0, loop = 0;
         char metric_loop[64];
         snprintf(metric_loop, sizeof metric_loop, "%s_loop", ops[i].metric);
-        if (!get("instr", 0, 64, ops[i].impl, ops[i].metric, &v)) continue;
+        if (!get("instr", 0, 64, ops[i].impl, ops[i].metric, &v)) {
+            if (get("instr", 0, 64, ops[i].impl, "not_built", &v))
+                fprintf(md, "| %s | not built | not built |\n", ops[i].op);
+            continue;
+        }
         if (!get("instr", 0, 64, ops[i].impl, metric_loop, &loop)) loop = NAN;
         fprintf(md, "| %s | %.1f | %.1f |\n", ops[i].op, v, loop);
     }
