@@ -20,19 +20,20 @@
       with no lock at all (the lines moving, nothing else: this machine's floor);
     - an uncontended lock + unlock alone, for what the lock itself costs.
     Part 2 is the model, for N = 1..64 cores and magazine sizes 16, 32, 64, 128, each thread
-    doing nothing but pool operations (the worst case: a program with work between its
-    operations divides the rates below by its share of time in the pool):
+    doing w ns of its own work between two pool operations (w = 0: nothing but pool
+    operations, the worst case; 100 ns; 1 us):
     - depot visits per operation v: local churn 1/M (a magazine's worth of operations between
       visits; an upper bound in steady state, where a thread with two magazines rarely visits);
       producer/consumer 2/M (every magazine crosses the depot: the producer returns an empty one
       and takes a full one per M acquisitions, the consumer the reverse per M releases);
     - the depot is one server with deterministic service time S: M/D/1, utilisation
       rho = N * lambda * S with lambda = v / t the visit rate of a thread whose operation takes
-      t = t_fast + v * (S + Wq), Wq = r * S / (2 * (1 - r)) the mean wait, r the load of the
+      t = w + t_fast + v * (S + Wq), Wq = r * S / (2 * (1 - r)) the mean wait, r the load of the
       other N - 1 threads (a thread never waits for itself). The fixed point (threads slow down
       as they wait, which bounds rho below 1) is found by bisection;
-    - S two ways: the uncontended visit (only the lock and stack lines move: the best case) and
-      the contended visit measured at 2 threads (what the lock delivers once it has waiters);
+    - S two ways: the uncontended visit (the best case: nothing moves between cores) and the
+      visit handed off between 2 threads (every visit after another core's: what a depot with
+      waiters delivers, this machine's cache-line transfers included);
     - "saturated" where rho reaches 0.9 (waits of 4.5 service times; per-thread throughput
       falling away from linear), and the largest S at which 64 cores stay below that.
     It prints Markdown on stdout (and to --out).
@@ -241,7 +242,8 @@ typedef struct point {
     double rho, per_thread_mops, total_mops, efficiency;
 } point;
 
-/* N threads, v depot visits per op, fast path t_fast ns, service S ns: the M/D/1 fixed point. */
+/* N threads, v depot visits per op, t_fast ns of a thread's own time per op outside the depot
+   (fast path plus the program's work), service S ns: the M/D/1 fixed point. */
 static point model(size_t n, double v, double t_fast, double s) {
     double lo = 0, hi = v / t_fast; /* visits per ns of one thread */
     if (hi * (double)n * s >= 1.0) hi = 1.0 / ((double)n * s);
@@ -372,50 +374,42 @@ int main(int argc, char **argv) {
         }
         static const size_t mags[] = {16, 32, 64, 128};
         static const size_t show[] = {1, 2, 4, 8, 16, 32, 64};
+        static const double work[] = {0, 100, 1000}; /* ns of the program's own between ops */
         for (int k = 0; k < 2; k++) {
             double s_unc = visit[k][0], s_con = handoff[k][1];
             fprintf(f, "\n### Model, depot behind a %s (t_fast %.2f ns; S = %.2f ns uncontended, "
-                       "%.2f ns contended)\n\n"
+                       "%.2f ns handed off)\n\n"
                        "Cores at which the depot lock reaches 90%% utilisation (\"-\": not within "
-                       "64), and the utilisation at 64 cores:\n\n"
-                       "| magazine M | local (1/M), S uncontended | local, S contended | "
-                       "cross (2/M), S uncontended | cross, S contended | largest S keeping "
-                       "64 cores below 90%%: local / cross |\n|---:|---:|---:|---:|---:|---:|\n",
+                       "64), for w ns of the program's own work between two pool operations, "
+                       "and the largest S that keeps 64 cores below 90%%:\n\n"
+                       "| w, M | local (1/M), S uncontended | local, S handed off | cross (2/M), "
+                       "S uncontended | cross, S handed off | largest S for 64 cores: local / "
+                       "cross |\n|---|---:|---:|---:|---:|---:|\n",
                     lock_names[k], fast, s_unc, s_con);
-            for (size_t m = 0; m < 4; m++) {
-                double mm = (double)mags[m];
-                fprintf(f, "| %zu |", mags[m]);
-                for (int pattern = 0; pattern < 2; pattern++)
-                    for (int which = 0; which < 2; which++) {
-                        double v = (pattern ? 2.0 : 1.0) / mm, s = which ? s_con : s_unc;
-                        size_t n = saturation_n(v, fast, s, 0.9);
-                        point p64 = model(CORES, v, fast, s);
-                        if (n) fprintf(f, " %zu (rho %.2f at 64) |", n, p64.rho);
-                        else fprintf(f, " - (rho %.2f at 64) |", p64.rho);
+            for (size_t wi = 0; wi < 3; wi++)
+                for (size_t m = 0; m < 4; m++) {
+                    double t = fast + work[wi], mm = (double)mags[m];
+                    fprintf(f, "| %.0f ns, %zu |", work[wi], mags[m]);
+                    for (int pattern = 0; pattern < 2; pattern++)
+                        for (int which = 0; which < 2; which++) {
+                            double v = (pattern ? 2.0 : 1.0) / mm;
+                            size_t n = saturation_n(v, t, which ? s_con : s_unc, 0.9);
+                            if (n) fprintf(f, " %zu |", n);
+                            else fprintf(f, " - |");
+                        }
+                    /* rho(64) = 0.9 at the fixed point: bisect on S. */
+                    for (int pattern = 0; pattern < 2; pattern++) {
+                        double v = (pattern ? 2.0 : 1.0) / mm, lo = 0, hi = 1e6;
+                        for (int it = 0; it < 100; it++) {
+                            double mid = (lo + hi) / 2;
+                            if (model(CORES, v, t, mid).rho < 0.9) lo = mid;
+                            else hi = mid;
+                        }
+                        fprintf(f, pattern ? " %.1f ns |\n" : " %.1f ns /", lo);
                     }
-                /* rho(64) = 0.9 at the fixed point: bisect on S. */
-                for (int pattern = 0; pattern < 2; pattern++) {
-                    double v = (pattern ? 2.0 : 1.0) / mm, lo = 0, hi = 1e6;
-                    for (int it = 0; it < 100; it++) {
-                        double mid = (lo + hi) / 2;
-                        if (model(CORES, v, fast, mid).rho < 0.9) lo = mid;
-                        else hi = mid;
-                    }
-                    fprintf(f, pattern ? " %.0f ns |\n" : " %.0f ns /", lo);
                 }
-            }
-            fprintf(f, "\nThe same with the bare magazine as the fast path (t_fast %.2f ns, the worst "
-                       "case), S contended: 90%% at", bare);
-            for (size_t m = 0; m < 4; m++) {
-                size_t nl = saturation_n(1.0 / (double)mags[m], bare, s_con, 0.9);
-                size_t nc = saturation_n(2.0 / (double)mags[m], bare, s_con, 0.9);
-                fprintf(f, "%s M=%zu: local %s%zu, cross %s%zu", m ? ";" : "", mags[m],
-                        nl ? "N=" : "none up to ", nl ? nl : (size_t)CORES, nc ? "N=" : "none up to ",
-                        nc ? nc : (size_t)CORES);
-            }
-            fprintf(f, ".\n");
-            fprintf(f, "\nPer-thread throughput as a share of one uncontended thread's "
-                       "(efficiency), S contended:\n\n| pattern, M |");
+            fprintf(f, "\nPer-thread throughput as a share of one thread's alone (efficiency), "
+                       "and the lock's utilisation, w = 100 ns, S handed off:\n\n| pattern, M |");
             for (size_t i = 0; i < sizeof show / sizeof show[0]; i++) fprintf(f, " N=%zu |", show[i]);
             fprintf(f, "\n|---|");
             for (size_t i = 0; i < sizeof show / sizeof show[0]; i++) fprintf(f, "---:|");
@@ -425,8 +419,8 @@ int main(int argc, char **argv) {
                     double v = (pattern ? 2.0 : 1.0) / (double)mags[m];
                     fprintf(f, "| %s, %zu |", pattern ? "cross" : "local", mags[m]);
                     for (size_t i = 0; i < sizeof show / sizeof show[0]; i++) {
-                        point p = model(show[i], v, fast, s_con);
-                        fprintf(f, " %.0f%% (rho %.2f) |", p.efficiency * 100, p.rho);
+                        point p = model(show[i], v, fast + 100.0, s_con);
+                        fprintf(f, " %.0f%% (%.2f) |", p.efficiency * 100, p.rho);
                     }
                     fprintf(f, "\n");
                 }
