@@ -68,7 +68,11 @@ static size_t peer_scaling(char *buf, size_t cap, size_t len) {
         if (!tr_min("threads_local", 1, tr_peers[p], &one) ||
             !tr_min("threads_local", 2, tr_peers[p], &two))
             continue;
-        len = tr_append(buf, cap, len, " %s %.2fx,", one / two, 0, tr_peers[p]);
+        double cores;
+        if (report_get("threads_local", 2, 64, tr_peers[p], "cores_at_min", &cores))
+            len = tr_append(buf, cap, len, " %s %.2fx (%.1f cores),", one / two, cores, tr_peers[p]);
+        else
+            len = tr_append(buf, cap, len, " %s %.2fx,", one / two, 0, tr_peers[p]);
         any = true;
     }
     if (any && len < cap) buf[--len] = '\0'; /* the last comma */
@@ -78,7 +82,7 @@ static size_t peer_scaling(char *buf, size_t cap, size_t len) {
 static void target_scaling(FILE *md, bool absent) {
     const char *target = "Thread-safe pool: 2-thread threads_local throughput at least 1.8x one "
                          "thread's";
-    char detail[512];
+    char detail[768];
     size_t len = 0;
     double one, two;
     bool have = tr_min("threads_local", 1, "spawnpool_ts", &one) &&
@@ -87,6 +91,9 @@ static void target_scaling(FILE *md, bool absent) {
         len = tr_append(detail, sizeof detail, len, "%s%.2fx: %.2f ns per pair on 1 thread", one / two,
                         one, "");
         len = tr_append(detail, sizeof detail, len, "%s, %.2f on 2 (all pairs together)", two, 0, "");
+        double cores;
+        if (report_get("threads_local", 2, 64, "spawnpool_ts", "cores_at_min", &cores))
+            len = tr_append(detail, sizeof detail, len, "%s, which had %.2f cores", cores, 0, "");
     }
     peer_scaling(detail, sizeof detail, len);
     tr_verdict(md, target, absent ? "not built" : !have ? "no data" : one / two >= 1.8 ? "met" : "**missed**",
@@ -96,7 +103,7 @@ static void target_scaling(FILE *md, bool absent) {
 static void target_single(FILE *md, bool absent) {
     const char *target = "Thread-safe mode on one thread within 1.5x of the plain pool per pair "
                          "(time and instructions)";
-    char detail[512];
+    char detail[768];
     size_t len = 0;
     double ts, plain, its = 0, iplain = 0;
     bool have = tr_min("threads_local", 1, "spawnpool_ts", &ts) &&
@@ -131,7 +138,7 @@ static void target_single(FILE *md, bool absent) {
 static void target_peers(FILE *md, bool absent) {
     const char *target = "Thread-safe pool faster than every peer in threads_local and "
                          "threads_cross at 2 threads";
-    char detail[512];
+    char detail[768];
     size_t len = 0, beaten = 0, compared = 0;
     bool have = false;
     for (size_t w = 0; w < 2; w++) {
@@ -170,7 +177,7 @@ static void target_peers(FILE *md, bool absent) {
 static void target_cross(FILE *md, bool absent) {
     const char *target = "Thread-safe pool: threads_cross within 2x of threads_local (1 and 2 "
                          "threads)";
-    char detail[512];
+    char detail[768];
     size_t len = 0;
     bool have = false, pass = true;
     for (size_t i = 0; i < 2; i++) {
@@ -191,7 +198,10 @@ static void target_cross(FILE *md, bool absent) {
 
 static void tr_table(FILE *md, const char *workload, const char *what, bool absent) {
     fprintf(md, "\n### %s\n\n%s Each cell: median · minimum ns per pair over the repeats, all "
-                "threads' pairs together (lower is better), and the throughput at the minimum.\n\n"
+                "threads' pairs together (lower is better), the throughput at the minimum, and "
+                "for 2 threads or more the cores that repeat had (the threads' CPU time over the "
+                "wall time: below 2 at 2 threads, the machine was busy and the threads shared a "
+                "core, so a lock looks cheaper than it is under contention).\n\n"
                 "| implementation | 1 thread | 2 threads | 4 threads | 8 threads |\n"
                 "|---|---:|---:|---:|---:|\n",
             workload, what);
@@ -208,6 +218,9 @@ static void tr_table(FILE *md, const char *workload, const char *what, bool abse
             else if (!tr_min(workload, tr_counts[k], impl, &mn) ||
                      !report_get(workload, tr_counts[k], 64, impl, "ns_per_op_median", &med))
                 fprintf(md, " - |");
+            else if (tr_counts[k] > 1 &&
+                     report_get(workload, tr_counts[k], 64, impl, "cores_at_min", &v))
+                fprintf(md, " %.1f · %.1f (%.0f M/s, %.1f cores) |", med, mn, 1000.0 / mn, v);
             else
                 fprintf(md, " %.1f · %.1f (%.0f M/s) |", med, mn, 1000.0 / mn);
         }

@@ -22,7 +22,10 @@
     (rotating which goes first) as in the single-thread workloads. A segment's time is from the
     first thread's start to the last thread's end; rows: ns_per_op_min / _median = that time
     divided by every thread's pairs together (the inverse of the throughput; lower is better),
-    mpairs_per_s = the throughput at the minimum. The CSV's n column is the thread count.
+    mpairs_per_s = the throughput at the minimum, cores_at_min = the threads' CPU time over the
+    wall time in that repeat (how many cores it really had: on a busy machine 2 threads may
+    share one, and a lock that was never contended looks cheap). The CSV's n column is the
+    thread count.
 
     Implementations: spawnpool_ts (a thread-safe pool, issue 13's API), spawnpool (the plain
     pool, one thread only: the reference for the thread-safe mode's cost), spawnpool_mutex (the
@@ -211,6 +214,7 @@ typedef struct tb_cell {
     const bench_impl *impl;
     void *state;
     double *samples;
+    double *cores; /* per repeat: CPU time of the threads over the wall time */
     _Atomic bool failed; /* an acquisition returned NULL: the cell's rows are dropped */
 } tb_cell;
 
@@ -223,6 +227,7 @@ typedef struct tb_worker {
     void **live[CELLS_MAX]; /* the working set, per cell */
     uint64_t rng;
     uint64_t t0, t1;        /* this thread's part of the segment */
+    uint64_t cpu0, cpu1;    /* the same in this thread's CPU time */
 } tb_worker;
 
 typedef struct tb_team {
@@ -240,6 +245,15 @@ typedef struct tb_team {
 static uint64_t tb_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time: summed over the threads and divided by the wall time, how
+   many cores the segment really had (a busy machine may give 2 threads one core between them,
+   and the minimum over repeats would then favour the locks that were never contended). */
+static uint64_t tb_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -333,6 +347,7 @@ static void *worker_main(void *arg) {
         for (unsigned spin = 0; atomic_load(&t->ready) < t->threads; spin++)
             if (spin > 1000) sched_yield();
         w->t0 = tb_now();
+        w->cpu0 = tb_cpu_now();
         if (job == JOB_FILL) {
             for (size_t i = 0; i < WORKING; i++) {
                 live[i] = c->impl->acquire(c->state);
@@ -348,14 +363,16 @@ static void *worker_main(void *arg) {
         } else {
             run_segment(w, c, t->ops - t->ops / 4, t->ops / 4);
         }
+        w->cpu1 = tb_cpu_now();
         w->t1 = tb_now();
         pthread_barrier_wait(&t->end);
     }
     return NULL;
 }
 
-/* Runs one job on every worker; returns the wall time from the first start to the last end. */
-static uint64_t team_job(tb_team *t, tb_job job, size_t cell_index, tb_cell *cell) {
+/* Runs one job on every worker; returns the wall time from the first start to the last end,
+   and in *cores the threads' CPU time over it. */
+static uint64_t team_job(tb_team *t, tb_job job, size_t cell_index, tb_cell *cell, double *cores) {
     t->job = job;
     atomic_store(&t->ready, 0);
     t->cell_index = cell_index;
@@ -363,11 +380,13 @@ static uint64_t team_job(tb_team *t, tb_job job, size_t cell_index, tb_cell *cel
     pthread_barrier_wait(&t->start);
     if (job == JOB_EXIT) return 0;
     pthread_barrier_wait(&t->end);
-    uint64_t t0 = t->workers[0].t0, t1 = t->workers[0].t1;
-    for (size_t i = 1; i < t->threads; i++) {
+    uint64_t t0 = t->workers[0].t0, t1 = t->workers[0].t1, cpu = 0;
+    for (size_t i = 0; i < t->threads; i++) {
         if (t->workers[i].t0 < t0) t0 = t->workers[i].t0;
         if (t->workers[i].t1 > t1) t1 = t->workers[i].t1;
+        cpu += t->workers[i].cpu1 - t->workers[i].cpu0;
     }
+    if (cores != NULL) *cores = t1 > t0 ? (double)cpu / (double)(t1 - t0) : 0;
     return t1 - t0;
 }
 
@@ -429,7 +448,9 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
         c->impl = impl;
         if (!impl->open(&c->state, ITEM, 0)) continue;
         c->samples = calloc(repeats, sizeof *c->samples);
-        if (c->samples == NULL) {
+        c->cores = calloc(repeats, sizeof *c->cores);
+        if (c->samples == NULL || c->cores == NULL) {
+            free(c->samples), free(c->cores);
             impl->close(c->state);
             continue;
         }
@@ -460,24 +481,30 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
     }
     if (ok) {
         for (size_t k = 0; k < count; k++) {
-            if (kind != KIND_CROSS) team_job(t, JOB_FILL, k, &cells[k]);
-            team_job(t, JOB_RUN, k, &cells[k]); /* warm-up, untimed */
+            if (kind != KIND_CROSS) team_job(t, JOB_FILL, k, &cells[k], NULL);
+            team_job(t, JOB_RUN, k, &cells[k], NULL); /* warm-up, untimed */
         }
         for (size_t r = 0; r < repeats; r++)
             for (size_t j = 0; j < count; j++) {
                 size_t k = (j + r) % count;
-                uint64_t ns = team_job(t, JOB_RUN, k, &cells[k]);
+                double cores = 0;
+                uint64_t ns = team_job(t, JOB_RUN, k, &cells[k], &cores);
                 cells[k].samples[r] = (double)ns / (double)(threads * ops);
+                cells[k].cores[r] = cores;
             }
         for (size_t k = 0; k < count; k++)
-            if (kind != KIND_CROSS) team_job(t, JOB_DRAIN, k, &cells[k]);
-        team_job(t, JOB_EXIT, 0, NULL);
+            if (kind != KIND_CROSS) team_job(t, JOB_DRAIN, k, &cells[k], NULL);
+        team_job(t, JOB_EXIT, 0, NULL, NULL);
     }
     /* The workers return their thread caches as they exit, before any pool is destroyed. */
     for (size_t i = 0; i < started; i++) pthread_join(t->workers[i].thread, NULL);
     for (size_t k = 0; k < count; k++) {
         tb_cell *c = &cells[k];
         if (ok && !atomic_load(&c->failed)) {
+            size_t at_min = 0; /* the cores the fastest repeat had */
+            for (size_t r = 1; r < repeats; r++)
+                if (c->samples[r] < c->samples[at_min]) at_min = r;
+            double cores = c->cores[at_min];
             qsort(c->samples, repeats, sizeof *c->samples, cmp_double);
             double mn = c->samples[0];
             double med = repeats % 2 ? c->samples[repeats / 2]
@@ -485,9 +512,11 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
             emit(workload, threads, c->impl->name, "ns_per_op_median", med, "ns");
             emit(workload, threads, c->impl->name, "ns_per_op_min", mn, "ns");
             emit(workload, threads, c->impl->name, "mpairs_per_s", 1000.0 / mn, "Mpairs/s");
+            emit(workload, threads, c->impl->name, "cores_at_min", cores, "cores");
         }
         c->impl->close(c->state);
         free(c->samples);
+        free(c->cores);
         for (size_t i = 0; i < threads; i++) free(t->workers[i].live[k]);
     }
     if (ok) {
@@ -514,7 +543,7 @@ int bench_threads_run(const char *workload, bool quick, const char *impls, const
     }
     /* Pairs per thread per segment: long enough at 8 threads on 2 cores for the scheduler to
        preempt threads inside a segment (several time slices), short enough to repeat. */
-    size_t ops = quick ? 20000 : 40000, repeats = quick ? 11 : 21;
+    size_t ops = quick ? 20000 : 100000, repeats = quick ? 11 : 21;
     for (size_t i = 0; i < thread_count; i++) {
         if (threads[i] == 0 || threads[i] > THREADS_MAX) {
             fprintf(stderr, "spbench: thread counts are 1 to %d\n", THREADS_MAX);
