@@ -11,6 +11,7 @@
 #   make install    the libraries, headers, CMake package and pkg-config files into PREFIX
 #   make bench      the benchmark suite (QUICK=1: about a minute); results in build/bench/results/
 #   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
+#   make bench-model     the thread-safe pool's depot contention model for 64 cores (~1 min)
 #   make fuzz       the fuzzer for FUZZ_SECONDS
 #   make docs-images   every picture in docs/img, from the demos' headless modes
 #   make web        the demos page and the library in WebAssembly (emscripten), in build/web/
