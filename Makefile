@@ -11,6 +11,7 @@
 #   make install    the libraries, headers, CMake package and pkg-config files into PREFIX
 #   make bench      the benchmark suite (QUICK=1: about a minute); results in build/bench/results/
 #   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
+#   make bench-model     the thread-safe pool's depot contention model for 64 cores (~1 min)
 #   make fuzz       the fuzzer for FUZZ_SECONDS
 #   make docs-images   every picture in docs/img, from the demos' headless modes
 #   make web        the demos page and the library in WebAssembly (emscripten), in build/web/
@@ -87,21 +88,28 @@ clean:
 # make bench [QUICK=1]   the benchmark suite against the peers; writes $(BUILD)/bench/results/
 # make bench-instr       instructions per operation under callgrind, added to the last run
 # make bench-publish     copies the last run (CSV, report, plots) into bench/results/
+# make bench-model       the depot contention model for 64 cores (docs/threads.md), from lock and
+#                        magazine costs measured here; writes $(BUILD)/bench/results/model.md
 # BENCH_NICE=0 keeps the run at normal priority (as root it raises it, and says so).
-.PHONY: bench bench-instr bench-publish bench-build
+.PHONY: bench bench-instr bench-publish bench-build bench-model
 QUICK ?=
 BENCH_RESULTS = $(BUILD)/bench/results
 
 bench-build:
 	@$(DEPS) bench
 	$(CMAKE) -S . -B $(BUILD)/bench -DSP_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
-	$(CMAKE) --build $(BUILD)/bench -j $(JOBS) --target spbench spinstr spreport
+	$(CMAKE) --build $(BUILD)/bench -j $(JOBS) --target spbench spinstr spreport spmodel
 
 bench: bench-build
 	bench/run.sh $(BUILD)/bench/bench $(BENCH_RESULTS) $(if $(filter 1 yes true,$(QUICK)),quick,full)
 
 bench-instr: bench-build
 	bench/run.sh $(BUILD)/bench/bench $(BENCH_RESULTS) $(if $(filter 1 yes true,$(QUICK)),quick,full) instr-only
+
+bench-model: bench-build
+	@mkdir -p $(BENCH_RESULTS)
+	$(BUILD)/bench/bench/spmodel $(if $(filter 1 yes true,$(QUICK)),--quick) --out $(BENCH_RESULTS)/model.md
+	@echo "model: $(BENCH_RESULTS)/model.md"
 
 bench-publish:
 	@[ -f $(BENCH_RESULTS)/latest.csv ] || { echo "no run in $(BENCH_RESULTS): make bench first"; exit 1; }

@@ -73,6 +73,18 @@ void bench_boost_destroy(void *pool);
 void *bench_boost_malloc(void *pool);
 void bench_boost_free(void *pool, void *item);
 
+/* boost::singleton_pool<tag, 64> with its default mutex (bench/boost_peer.cpp), for the threads
+   workloads: one process-wide pool of 64-byte blocks. */
+void *bench_singleton_malloc(void);
+void bench_singleton_free(void *item);
+void bench_singleton_purge(void);
+
+/* The threads workloads (bench/bench_threads.c): threads_local, threads_cross, threads_mixed at
+   each thread count of `threads` (count of them; NULL: 1, 2, 4, 8), CSV rows on stdout. impls is
+   the --impl list or NULL. Returns the exit status. */
+int bench_threads_run(const char *workload, bool quick, const char *impls,
+                      const size_t *threads, size_t thread_count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
         spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady
                 [--quick] [--impl a,b,...] [--n 1000,100000] [--sizes 16,64,256]
                 [--datadir DIR]
+        spbench --workload threads_local|threads_cross|threads_mixed ...   (bench_threads.c)
 
     prints CSV rows (workload,n,item_size,impl,metric,value,unit; no header) on stdout and
     progress on stderr. bench/run.sh runs every workload and writes build/bench/results/.
@@ -995,7 +996,9 @@ static int usage(void) {
     fprintf(stderr,
             "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady|dense\n"
             "               [--quick] [--impl a,b] [--n 1000,100000] [--sizes 16,64,256]\n"
-            "               [--datadir DIR]\n");
+            "               [--datadir DIR]\n"
+            "       spbench --workload threads_local|threads_cross|threads_mixed [--quick]\n"
+            "               [--impl a,b] [--n 1,2,4,8]   (--n: thread counts)\n");
     return 2;
 }
 
@@ -1022,6 +1025,9 @@ int main(int argc, char **argv) {
         }
     }
     if (workload == NULL) return usage();
+    if (strncmp(workload, "threads_", 8) == 0) /* bench_threads.c; --n gives thread counts */
+        return bench_threads_run(workload, quick, params.impls, n_given ? params.ns : NULL,
+                                 params.n_count);
     if (quick) {
         params.ops = 20000;
         params.repeats = 11;

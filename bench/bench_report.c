@@ -6,7 +6,8 @@
 
     Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
     times, memory, steady-state allocator calls, instruction and cache-miss counts, and a
-    met / missed line per performance target (0.3) with its numbers and reference), DATADIR/<workload>[_<size>].dat (ns/op
+    met / missed line per performance target (0.3) with its numbers and reference; the threads
+    section and its targets come from bench_report_threads.c), DATADIR/<workload>[_<size>].dat (ns/op
     against N, one column per implementation), DATADIR/frame_bars.dat and DATADIR/plots.gp, a
     gnuplot script that draws them as PNG and SVG next to OUT.md. META.md, when given, is copied
     under the title (machine, compiler, date). The N columns are the ones the CSV has.
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "bench_report.h"
 
 typedef struct row {
     char workload[24], impl[32], metric[48], unit[12];
@@ -77,6 +80,11 @@ static bool get(const char *workload, size_t n, size_t size, const char *impl, c
         }
     }
     return found;
+}
+
+bool report_get(const char *workload, size_t n, size_t size, const char *impl, const char *metric,
+                double *out) {
+    return get(workload, n, size, impl, metric, out);
 }
 
 static bool has_impl(const char *workload, size_t size, const char *impl) {
@@ -277,14 +285,20 @@ static void instr_table(FILE *md) {
         {"spawnpool", "instr_per_resolve_call", "sp_resolve in a function of its own (one call), 1000 live, 1 handle in 8 stale"},
         {"spawnpool", "instr_per_pair_with_handle", "sp_acquire_handle + sp_release"},
         {"spawnpool_reclaim", "instr_per_reclaim", "sp_acquire on a saturated RECLAIM pool of 1000"},
+        {"spawnpool_ts", "instr_per_pair",
+         "sp_acquire + sp_release of a thread-safe pool on one thread, 500 of 1000 leased"},
     };
-    fprintf(md, "\nThe default pool's other fast paths:\n\n| operation | in the functions | whole loop |\n"
+    fprintf(md, "\nThe default pool's other fast paths, and the thread-safe pool's pair:\n\n| operation | in the functions | whole loop |\n"
                 "|---|---:|---:|\n");
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         double v = 0, loop = 0;
         char metric_loop[64];
         snprintf(metric_loop, sizeof metric_loop, "%s_loop", ops[i].metric);
-        if (!get("instr", 0, 64, ops[i].impl, ops[i].metric, &v)) continue;
+        if (!get("instr", 0, 64, ops[i].impl, ops[i].metric, &v)) {
+            if (get("instr", 0, 64, ops[i].impl, "not_built", &v))
+                fprintf(md, "| %s | not built | not built |\n", ops[i].op);
+            continue;
+        }
         if (!get("instr", 0, 64, ops[i].impl, metric_loop, &loop)) loop = NAN;
         fprintf(md, "| %s | %.1f | %.1f |\n", ops[i].op, v, loop);
     }
@@ -771,6 +785,7 @@ int main(int argc, char **argv) {
             "`glibc`, `mimalloc`, `tcmalloc`, `jemalloc` (malloc/free of each); `sp_dense` the "
             "packed dense pool.\n");
     targets(md);
+    report_threads(md);
     fprintf(md, "\n## Time per operation\n\nEach cell: median · minimum ns per op over the "
                 "repeats; in brackets the minimum's ratio to the bare free list's / to glibc "
                 "malloc's (below 1 is faster).\n");

@@ -24,3 +24,22 @@ extern "C" void *bench_boost_malloc(void *pool) {
 extern "C" void bench_boost_free(void *pool, void *item) {
     static_cast<bench_boost_pool *>(pool)->free(item);
 }
+
+// boost::singleton_pool with its default mutex: the thread-safe boost pool (bench_threads.c).
+// The size is a template argument, so it exists for the threads workloads' 64-byte members only.
+#include <boost/pool/singleton_pool.hpp>
+
+#include <type_traits>
+
+struct bench_singleton_tag {};
+typedef boost::singleton_pool<bench_singleton_tag, 64> bench_singleton;
+
+// Without threads boost would pick null_mutex and the peer would measure an unlocked pool.
+static_assert(!std::is_same<bench_singleton::mutex, boost::details::pool::null_mutex>::value,
+              "boost::singleton_pool built without a mutex: the threads peer would be unlocked");
+
+extern "C" void *bench_singleton_malloc(void) { return bench_singleton::malloc(); }
+
+extern "C" void bench_singleton_free(void *item) { bench_singleton::free(item); }
+
+extern "C" void bench_singleton_purge(void) { bench_singleton::purge_memory(); }

@@ -6,7 +6,8 @@
 # random churn at 1k, 100k and 1M live, for the default pool (initial = 0, grown by acquisition,
 # 64-byte members, memory order, no hooks), the same pool in acquisition order, a pool built whole
 # at creation, and bench_impls.c's checked (checked_side) and bare (freelist) free lists; then
-# sp_resolve, sp_acquire_handle + sp_release and a saturated RECLAIM acquisition.
+# sp_resolve, sp_acquire_handle + sp_release and a saturated RECLAIM acquisition; and the pair
+# of a thread-safe pool on one thread (spawnpool_ts, from 0.4.0) beside the default pool's.
 # Each mode runs twice under callgrind, after a warm-up as long as the measurement:
 #   "lib"   --toggle-collect on the implementation's two functions: what the library executes,
 #           the number the targets judge (the loop around the calls is not counted);
@@ -88,6 +89,15 @@ for impl in "${impls[@]}"; do
 done
 sp="sp_acquire sp_release"
 run pair.spawnpool instr_per_pair spawnpool 1000 0 "$sp" -- pair spawnpool "$k"
+# The thread-safe pool's pair on one thread, beside the plain pool's (its out-of-line paths are
+# callees of sp_acquire and sp_release, so the same toggles count them). spinstr has it once the
+# library has thread-safe pools (0.4.0); until then a not_built row says so.
+if "$bin" has spawnpool_ts; then
+  run pair.spawnpool_ts instr_per_pair spawnpool_ts 1000 0 "$sp" -- pair spawnpool_ts "$k"
+else
+  echo "instr,1000,64,spawnpool_ts,not_built,0,flag" >> "$csv"
+  echo "pair.spawnpool_ts: not built (this library has no thread-safe pools)" >&2
+fi
 run resolve.spawnpool instr_per_resolve_call spawnpool 1000 0 instr_resolve -- resolve "$k"
 # The inline sp_resolve in a caller's loop (as sokol's lookup is measured, inlined in its
 # translation unit): the loop with it less the same loop without it, per resolve.
