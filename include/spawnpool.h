@@ -183,9 +183,9 @@
 #define SPAWNPOOL_H
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 3
+#define SP_VERSION_MINOR 4
 #define SP_VERSION_PATCH 0
-#define SP_VERSION "0.3.0"
+#define SP_VERSION "0.4.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
 #define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
@@ -315,6 +315,12 @@ typedef void (*sp_dispose_fn)(void *item, void *user);
 typedef double (*sp_priority_fn)(const void *item, void *user);
 
 /* Everything a pool is made from. Zero means default: fill it with designated initializers. */
+/* Who may call a pool: one thread at a time (the default), or any thread at any time. */
+typedef enum sp_threads {
+    SP_THREADS_NONE = 0, /* one thread at a time (it may change between calls) */
+    SP_THREADS_SAFE = 1  /* per-thread caches, atomic slot transitions: see THREADS */
+} sp_threads;
+
 typedef struct sp_desc {
     const char *name;       /* for log lines and the registry; copied, at most 47 bytes (a
                                longer name is cut and an info line says so) (="") */
@@ -342,6 +348,11 @@ typedef struct sp_desc {
     sp_logger logger;       /* (=warnings and errors to stderr) */
     void *buffer;           /* fixed-memory mode: everything lives here (=NULL) */
     size_t buffer_size;     /* bytes at `buffer` */
+    sp_threads threads;     /* SP_THREADS_SAFE: any thread may call the pool at any time (see
+                               THREADS) (=SP_THREADS_NONE: one thread at a time) */
+    size_t magazine_size;   /* thread-safe pools: free members per per-thread magazine; each
+                               thread caches up to two magazines per pool (=0: 64; at most
+                               65536) */
 } sp_desc;
 
 /* Numbers for a debug overlay. */
