@@ -483,11 +483,11 @@ size_t sp_release_all(sp_pool *pool) {
         sp__null_pool("sp_release_all");
         return 0;
     }
+    SP__TS_WINDOWED(pool, "sp_release_all", size_t, sp_release_all(w_));
     if (pool->scoring > 0) {
         sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
         return 0;
     }
-    SP__TS_WINDOWED(pool, "sp_release_all", size_t, sp_release_all(w_));
     size_t n = 0;
     /* Exactly the members leased now are released (skipping those whose own hooks are running:
        a release_all called from a hook); members that on_release hooks acquire meanwhile stay

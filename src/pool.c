@@ -438,6 +438,7 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__null_pool("sp_prewarm");
         return 0;
     }
+    if (SP__TS(pool)) return sp__ts_prewarm(pool, n); /* its checks under its lock */
     /* Inside priority or a teardown the free list must stay empty: acquisitions are refused
        because they find nothing free. */
     if (pool->scoring > 0) {
@@ -452,7 +453,6 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__log(pool, SP__MSG_IN_ALLOCATOR, "sp_prewarm");
         return 0;
     }
-    if (SP__TS(pool)) return sp__ts_prewarm(pool, n);
     size_t built = 0;
     uint32_t first = SP__NIL, last = SP__NIL;
     while (built < n && (pool->max == 0 || pool->size < pool->max)) {
@@ -480,11 +480,12 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         return 0;
     }
     sp_pool *p = pool;
-    if (p->hook_depth > 0 || p->destroying || (p->ts && sp__ts_in_hook(p))) {
+    if (SP__TS(p) && !sp__ts_in_hook(p)) /* the rest is checked in the window, under the lock */
+        SP__TS_WINDOWED(p, "sp_trim", size_t, sp_trim(w_, keep_free));
+    if (SP__TS(p) || p->hook_depth > 0 || p->destroying) { /* SP__TS: in one of its hooks */
         sp__log(p, SP__MSG_IN_HOOK, "sp_trim");
         return 0;
     }
-    SP__TS_WINDOWED(p, "sp_trim", size_t, sp_trim(w_, keep_free));
     size_t free_count = 0;
     for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) free_count++;
     size_t to_dispose = free_count > keep_free ? free_count - keep_free : 0;
@@ -541,11 +542,12 @@ size_t sp_clear(sp_pool *pool) {
         sp__null_pool("sp_clear");
         return 0;
     }
-    if (pool->hook_depth > 0 || pool->destroying || (pool->ts && sp__ts_in_hook(pool))) {
+    if (SP__TS(pool) && !sp__ts_in_hook(pool))
+        SP__TS_WINDOWED(pool, "sp_clear", size_t, sp_clear(w_));
+    if (SP__TS(pool) || pool->hook_depth > 0 || pool->destroying) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_clear");
         return 0;
     }
-    SP__TS_WINDOWED(pool, "sp_clear", size_t, sp_clear(w_));
     teardown_begin(pool);
     size_t n = dispose_all(pool);
     teardown_end(pool);
