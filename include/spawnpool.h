@@ -172,7 +172,52 @@
 
     THREADS
     =======
-    A pool is used by one thread at a time. Different pools may be used by different threads.
+    By default a pool is used by one thread at a time (which thread may change between calls,
+    given the usual synchronisation); different pools may be used by different threads.
+    With `.threads = SP_THREADS_SAFE` any thread may call the pool at any time, with the same
+    functions, results, hooks and checks:
+        sp_pool *sparks = sp_pool_create(&(sp_desc){
+            .item_size = sizeof(spark), .threads = SP_THREADS_SAFE });
+    Each thread keeps a cache of free members per pool (two magazines of `magazine_size`,
+    default 64): acquire and release touch only it, and a depot under the pool's lock trades
+    whole magazines; growth, refills and the calls below that say "lock" take the lock. Any
+    thread may release a member that another acquired. Safe from any thread at any time:
+    sp_acquire, _with, _force (no reclaim: it acts as sp_acquire), sp_acquire_handle,
+    sp_release, sp_resolve, sp_handle_of, sp_is_leased, sp_prewarm (lock), sp_stats_get (lock;
+    exact when no other thread is inside the pool, its counters monotone otherwise),
+    sp_set_max and sp_set_overflow (lock), sp_pool_name, and on a registry of such pools
+    sp_spawn, sp_registry_release, sp_registry_owner, sp_registry_resolve.
+    - Of two threads releasing the same member, exactly one gets SP_OK and the other
+      SP_ERR_NOT_LEASED (with the usual line): the release is one atomic transition of the
+      member's slot word. (As in any pool, a release of a member that another thread acquired
+      again meanwhile releases that new life: a pointer names no life; a handle does.)
+    - sp_resolve stays lock-free and never returns a member of another life: what it returns
+      was leased in the handle's life at the moment of its one atomic load. Another thread may
+      release it right after: keep it alive by your own protocol (the thread that releases it
+      is the one that owns it, a reference count, a phase barrier).
+    - Hooks run on the calling thread: on_acquire and on_release of different members run
+      concurrently on different threads (never two hooks on one member); create runs under the
+      pool lock (a growth batch) and dispose under it or inside a quiescent call; the logger may
+      be called from several threads at once. Hooks may call back into their pool as in a plain
+      pool (the lock is recursive); destroy, clear and trim are refused inside them.
+    - max and DROP hold exactly for built members (growth is under the lock). A DROP pool may
+      refuse while free members sit in other threads' caches: at most 2 x magazine_size per
+      other thread (the depot is drained first; a thread that exits hands its cache back).
+    - Need quiescence (no other thread inside a call on the pool, and their calls ordered
+      before and after by a join, a barrier or a lock): sp_each, sp_leased_each, sp_first /
+      sp_next, sp_iter_first / sp_iter_next (each call), sp_release_all, sp_leak_report,
+      sp_trim, sp_clear, sp_pool_destroy, and sp_registry_add / remove / destroy /
+      release_all. They gather every thread's cache and run as for a plain pool; debug builds
+      log an error when they find another thread inside the pool.
+    - Refused at creation, with a line naming the field: SP_OVERFLOW_RECLAIM, `priority`,
+      SP_ORDER_ACQUISITION, a fixed `buffer` (and later sp_set_overflow(RECLAIM)); also in a
+      build without threads (single-threaded WebAssembly).
+    - Without a reservation (the fallback) a thread-safe pool allocates its slot bookkeeping
+      once, for max(max, 2^20) members (8 bytes each; 40 with SP_DEBUG), since other threads
+      read the slots while it grows: it holds at most that many members.
+    - A thread's caches are the pool's: they go back when the thread exits and are freed with
+      the pool, in either order. Link with -pthread (CMake's spawnpool targets carry it).
+    A pool without SP_THREADS_SAFE is exactly as fast as in 0.3. See docs/threads.md.
 
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
     objects it hands out (docs/guide.md, section 12).

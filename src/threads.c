@@ -138,6 +138,17 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
     sp__ts *ts = p->ts;
     (void)pthread_once(&g_key_once, key_create);
     tl_table *t = tl_tab;
+    if (t && t->count == t->cap) { /* full: forget the entries of pools that are gone */
+        size_t keep = 0;
+        pthread_mutex_lock(&g_lock);
+        for (size_t i = 0; i < t->count; i++) {
+            bool alive = false;
+            for (const sp__ts *l = g_live; l; l = l->live_next) alive = alive || l->id == t->e[i].id;
+            if (alive) t->e[keep++] = t->e[i];
+        }
+        pthread_mutex_unlock(&g_lock);
+        t->count = keep;
+    }
     size_t slot = t ? t->count : 0;
     for (size_t i = 0; t && i < t->count; i++)
         if (t->e[i].pool == p) slot = i; /* an earlier pool at this address: its entry is stale */
