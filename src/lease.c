@@ -193,7 +193,6 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
 
 
 static SP__NOINLINE void *acquire_slow(sp_pool *p, const void *arg, bool force) {
-    if (SP__TS(p)) return sp__ts_acquire(p, arg, force); /* a thread-safe pool always lands here */
     /* Refused whatever is free (nothing is, by construction: see routes_update). Not drops. */
     if (p->scoring > 0) {
         sp__log(p, SP__MSG_IN_PRIORITY, "acquire");
@@ -253,6 +252,8 @@ static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *a
    RECLAIM pool) reclaims its oldest member right here, in a small function; everything else
    goes to acquire_slow. */
 static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force) {
+    /* A thread-safe pool has no free list outside a window: every acquisition lands here. */
+    if (SP__TS(p)) return sp__ts_acquire(p, arg, force);
     if (p->plain_reclaim && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW &&
         (p->overflow == SP_OVERFLOW_RECLAIM || force)) {
         void *item = reclaim_oldest_plain(p);

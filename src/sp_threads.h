@@ -88,8 +88,27 @@ typedef struct sp__ts {
     struct sp__ts *live_next; /* the process's live thread-safe pools */
 } sp__ts;
 
+/* The calling thread's last cache lookup (threads.c), tried first: one TLS block. */
+typedef struct sp__tl_last {
+    sp_pool *pool;
+    uint64_t id;
+    sp__tcache *cache;
+} sp__tl_last;
+#  if defined(__EMSCRIPTEN__)
+#    define SP__TLS _Thread_local
+#  else
+#    define SP__TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#  endif
+extern SP__TLS sp__tl_last sp__tl;
+
 /* threads.c */
-sp__tcache *sp__ts_cache(sp_pool *p);
+sp__tcache *sp__ts_cache_slow(sp_pool *p);
+
+/* The calling thread's cache of p (NULL, with a line, when memory fails). */
+static inline sp__tcache *sp__ts_cache(sp_pool *p) {
+    if (SP__LIKELY(sp__tl.pool == p && sp__tl.id == p->ts->id)) return sp__tl.cache;
+    return sp__ts_cache_slow(p);
+}
 void sp__ts_lock(sp_pool *p);
 void sp__ts_unlock(sp_pool *p);
 void sp__ts_flush_cache(sp_pool *p, sp__tcache *c);

@@ -52,9 +52,7 @@ static uint64_t g_next_id = 1;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static _Thread_local tl_table *tl_tab;
-static _Thread_local sp_pool *tl_last_pool; /* the last lookup's answer, tried first */
-static _Thread_local uint64_t tl_last_id;
-static _Thread_local sp__tcache *tl_last;
+SP__TLS sp__tl_last sp__tl; /* the last lookup's answer, tried first */
 
 /* Thread exit: every cache of a pool still alive goes back (its members to the depot or the
    loose list), and stays with the pool, orphaned, for its counters and for the next thread. */
@@ -76,7 +74,7 @@ static void thread_exit(void *arg) {
     pthread_mutex_unlock(&g_lock);
     free(t);
     tl_tab = NULL;
-    tl_last_pool = NULL;
+    sp__tl.pool = NULL;
 }
 
 static void key_create(void) { (void)pthread_key_create(&g_key, thread_exit); }
@@ -203,19 +201,19 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
     return c;
 }
 
-/* The calling thread's cache of p: the last one looked up, else the table, else a new one. */
-sp__tcache *sp__ts_cache(sp_pool *p) {
+/* The calling thread's cache of p, when it was not the last one looked up: the table, else a
+   new one. */
+SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
     uint64_t id = p->ts->id;
-    if (SP__LIKELY(tl_last_pool == p && tl_last_id == id)) return tl_last;
     sp__tcache *c = NULL;
     tl_table *t = tl_tab;
     for (size_t i = 0; t && i < t->count && !c; i++)
         if (t->e[i].pool == p && t->e[i].id == id) c = t->e[i].cache;
     if (!c) c = cache_register(p);
     if (c) {
-        tl_last_pool = p;
-        tl_last_id = id;
-        tl_last = c;
+        sp__tl.pool = p;
+        sp__tl.id = id;
+        sp__tl.cache = c;
     }
     return c;
 }
@@ -325,7 +323,7 @@ void sp__ts_free(sp_pool *p) {
     pthread_mutex_destroy(&ts->lock);
     p->ts = NULL;
     /* the thread tables' last answers must not match a pool at this address again */
-    if (tl_last_pool == p) tl_last_pool = NULL;
+    if (sp__tl.pool == p) sp__tl.pool = NULL;
     pool_free(p, ts, sizeof *ts);
 }
 
@@ -439,7 +437,7 @@ void sp__ts_window_begin(sp_pool *p, const char *call) {
     sp__ts_lock(p);
     if (ts->window++ > 0) return;
 #  if SP_DEBUG
-    sp__tcache *own = tl_last_pool == p && tl_last_id == ts->id ? tl_last : NULL;
+    sp__tcache *own = sp__tl.pool == p && sp__tl.id == ts->id ? sp__tl.cache : NULL;
     for (const sp__tcache *c = ts->caches; c; c = c->next)
         if (c != own && SP__LOAD_RELAXED(&c->inside)) sp__log(p, SP__MSG_TS_NOT_QUIESCENT, call);
 #  else
