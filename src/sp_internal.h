@@ -184,6 +184,7 @@ struct sp_pool {
                           is detached, so that every acquisition reaches the slow path) */
     uint64_t stamp_origin; /* acquisition stamps compare as (stamp - origin): see stamps_fresh */
     bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
+    bool ts_view;     /* thread-safe pools: a window is open (see `ts` below) */
     size_t capacity;  /* fixed-buffer mode: members that fit */
     const struct sp__pool_owner *owner_fns; /* the owner (the registry) and its interface, or NULL */
     void *owner;
@@ -194,7 +195,6 @@ struct sp_pool {
        release and resolve leaves the inline paths for the thread-safe code. A window (the calls
        that need quiescence) installs the plain view under the pool lock, and the 0.3 code runs. */
     struct sp__ts *ts;
-    bool ts_view;
     char name[SP__NAME_CAP];
 };
 

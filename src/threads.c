@@ -8,7 +8,7 @@
    under one global lock, so neither order of thread exit and pool destruction leaks or touches
    freed memory. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
-#  define _POSIX_C_SOURCE 200809L /* recursive mutexes */
+#  define _POSIX_C_SOURCE 200809L /* recursive mutexes */ /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #endif
 #include "sp_threads.h"
 

@@ -403,6 +403,50 @@ static void leak_report_names_sites_of_every_thread(void **state) {
     assert_int_equal(atomic_load(&g_live_bytes), 0);
 }
 
+/* ---- a call that needs quiescence, made while another thread is inside the pool ---------- */
+
+static pthread_barrier_t g_inside, g_checked;
+
+static void wait_in_hook(void *item, const void *arg, void *user) {
+    (void)item, (void)arg, (void)user;
+    pthread_barrier_wait(&g_inside); /* the main thread calls sp_trim now */
+    pthread_barrier_wait(&g_checked);
+}
+
+static void *acquire_once(void *v) {
+    sp_pool *pool = *(sp_pool **)v;
+    void *m = sp_acquire(pool);
+    sp_release(pool, m);
+    return NULL;
+}
+
+static void debug_build_reports_a_call_that_needs_quiescence(void **state) {
+    (void)state;
+    if (!SP_DEBUG) skip(); /* the mark is a debug build's */
+    log_reset();
+    sp_desc d = ts_desc("busy");
+    d.on_acquire = wait_in_hook;
+    sp_pool *pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    pthread_barrier_init(&g_inside, NULL, 2);
+    pthread_barrier_init(&g_checked, NULL, 2);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, acquire_once, &pool), 0);
+    pthread_barrier_wait(&g_inside);
+    sp_stats st;
+    sp_stats_get(pool, &st); /* fine at any time */
+    assert_int_equal(atomic_load(&g_log.errors), 0);
+    assert_int_equal(sp_trim(pool, 1000), 0); /* needs quiescence: the other thread is inside */
+    assert_int_equal(atomic_load(&g_log.errors), 1);
+    assert_non_null(strstr(g_log.last, "sp_trim while another thread is inside"));
+    pthread_barrier_wait(&g_checked);
+    pthread_join(t, NULL);
+    sp_pool_destroy(pool);
+    pthread_barrier_destroy(&g_inside);
+    pthread_barrier_destroy(&g_checked);
+    assert_int_equal(atomic_load(&g_log.errors), 1);
+}
+
 /* ---- model check at quiescent points ---------------------------------------------------- */
 
 #define MODEL_THREADS 4
@@ -531,6 +575,7 @@ int main(void) {
         cmocka_unit_test(registry_spawns_and_releases_from_threads),
         cmocka_unit_test(leak_report_names_sites_of_every_thread),
         cmocka_unit_test(model_counts_and_ownership_hold_at_quiescent_points),
+        cmocka_unit_test(debug_build_reports_a_call_that_needs_quiescence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
