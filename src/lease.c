@@ -252,13 +252,14 @@ static SP__NOINLINE void *acquire_listed(sp_pool *p, uint32_t idx, const void *a
    RECLAIM pool) reclaims its oldest member right here, in a small function; everything else
    goes to acquire_slow. */
 static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force) {
-    /* A thread-safe pool has no free list outside a window: every acquisition lands here. */
-    if (SP__TS(p)) return sp__ts_acquire(p, arg, force);
     if (p->plain_reclaim && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW &&
         (p->overflow == SP_OVERFLOW_RECLAIM || force)) {
         void *item = reclaim_oldest_plain(p);
         if (item) return item;
     }
+    /* A thread-safe pool has no free list outside a window (and no plain reclaim): every
+       acquisition lands here. After the reclaim, which then pays nothing for it. */
+    if (SP__TS(p)) return sp__ts_acquire(p, arg, force);
     return acquire_slow(p, arg, force);
 }
 
