@@ -96,7 +96,7 @@ static void drop_and_max_hold_for_built_members(void **state) {
     pthread_barrier_t held;
     pthread_barrier_init(&held, NULL, 4);
     atomic_int over = 0;
-    sp_desc d = ts_desc("drop");
+    sp_desc d = ts_desc_counted("drop");
     d.max = 64;
     sp_pool *pool = sp_pool_create(&d);
     assert_non_null(pool);
@@ -362,9 +362,10 @@ static void registry_spawns_and_releases_from_threads(void **state) {
     log_reset();
     sp_registry *reg = sp_registry_create();
     assert_non_null(reg);
-    sp_desc d = ts_desc("sparks");
-    d.chunk_items = 8; /* the fallback grows in many ranges: the registry's index changes */
+    sp_desc d = ts_desc_counted("sparks");
+    d.chunk_items = 8; /* the fallback's ranges: the registry's index changes as threads spawn */
     assert_non_null(sp_registry_add(reg, "sparks", &d));
+    d = ts_desc("smoke"); /* its reservation (the fallback's ranges in a fallback build) */
     assert_non_null(sp_registry_add(reg, "smoke", &d));
     atomic_int bad = 0;
     reg_arg args[4];
@@ -514,7 +515,7 @@ static void model_counts_and_ownership_hold_at_quiescent_points(void **state) {
     log_reset();
     model *m = (model *)calloc(1, sizeof *m);
     assert_non_null(m);
-    sp_desc d = ts_desc("model");
+    sp_desc d = ts_desc_counted("model");
     d.max = 80; /* below what the threads may want: drops happen */
     m->pool = sp_pool_create(&d);
     assert_non_null(m->pool);

@@ -70,6 +70,13 @@ static inline sp_desc ts_desc(const char *name) {
     d.magazine_size = 8; /* small: the depot and the loose list get exercised */
     d.logger.log = tlog_fn;
     d.logger.user = &g_log;
+    return d;
+}
+
+/* The same with the counting allocator: no virtual memory, so the pool grows in the fallback's
+   ranges (whatever the build), and g_live_bytes must be back to 0 once it is destroyed. */
+static inline sp_desc ts_desc_counted(const char *name) {
+    sp_desc d = ts_desc(name);
     d.allocator.alloc = talloc;
     d.allocator.free = tfree;
     return d;
