@@ -7,7 +7,8 @@
 #   make test       every test: the cmocka suite (gcc, optimised; build/release) + valgrind, the
 #                   suite and the fuzz corpus again with every pool in the fallback's ranges (no
 #                   virtual memory; build/fallback), and again with clang, ASan+UBSan
-#                   (build/asan) + fuzzer ~25 s, clang-tidy, cppcheck
+#                   (build/asan) + fuzzer ~25 s, the thread tests (and a few cheap suites)
+#                   under ThreadSanitizer (gcc, build/tsan), clang-tidy, cppcheck
 #   make install    the libraries, headers, CMake package and pkg-config files into PREFIX
 #   make bench      the benchmark suite (QUICK=1: about a minute); results in build/bench/results/
 #   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
@@ -27,6 +28,12 @@ PREFIX    ?= /usr/local
 DEPS      ?= tools/deps.sh
 
 .PHONY: all demo examples test install clean fuzz web test-web
+
+# The suites `make test` runs again under ThreadSanitizer (build/tsan): the thread tests, and a
+# few cheap suites of the calls they dispatch through.
+TSAN_TESTS = test_threads test_threads_policies test_handles test_registry test_hooks
+EMPTY :=
+SPACE := $(EMPTY) $(EMPTY)
 
 all: test
 
@@ -54,6 +61,10 @@ test:
 	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
 	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+	$(CMAKE) -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_DEBUG=1 -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+	$(CMAKE) --build $(BUILD)/tsan -j $(JOBS) --target $(TSAN_TESTS)
+	cd $(BUILD)/tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS) -R '^($(subst $(SPACE),|,$(strip $(TSAN_TESTS))))$$'
 	JOBS=$(JOBS) tools/static_analysis.sh $(BUILD)/asan
 	@$(MAKE) --no-print-directory test-web
 

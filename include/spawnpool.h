@@ -175,7 +175,52 @@
 
     THREADS
     =======
-    A pool is used by one thread at a time. Different pools may be used by different threads.
+    By default a pool is used by one thread at a time (which thread may change between calls,
+    given the usual synchronisation); different pools may be used by different threads.
+    With `.threads = SP_THREADS_SAFE` any thread may call the pool at any time, with the same
+    functions, results, hooks and checks:
+        sp_pool *sparks = sp_pool_create(&(sp_desc){
+            .item_size = sizeof(spark), .threads = SP_THREADS_SAFE });
+    Each thread keeps a cache of free members per pool (two magazines of `magazine_size`,
+    default 64): acquire and release touch only it, and a depot under the pool's lock trades
+    whole magazines; growth, refills and the calls below that say "lock" take the lock. Any
+    thread may release a member that another acquired. Safe from any thread at any time:
+    sp_acquire, _with, _force (no reclaim: it acts as sp_acquire), sp_acquire_handle,
+    sp_release, sp_resolve, sp_handle_of, sp_is_leased, sp_prewarm (lock), sp_stats_get (lock;
+    exact when no other thread is inside the pool, its counters monotone otherwise),
+    sp_set_max and sp_set_overflow (lock), sp_pool_name, and on a registry of such pools
+    sp_spawn, sp_registry_release, sp_registry_owner, sp_registry_resolve.
+    - Of two threads releasing the same member, exactly one gets SP_OK and the other
+      SP_ERR_NOT_LEASED (with the usual line): the release is one atomic transition of the
+      member's slot word. (As in any pool, a release of a member that another thread acquired
+      again meanwhile releases that new life: a pointer names no life; a handle does.)
+    - sp_resolve stays lock-free and never returns a member of another life: what it returns
+      was leased in the handle's life at the moment of its one atomic load. Another thread may
+      release it right after: keep it alive by your own protocol (the thread that releases it
+      is the one that owns it, a reference count, a phase barrier).
+    - Hooks run on the calling thread: on_acquire and on_release of different members run
+      concurrently on different threads (never two hooks on one member); create runs under the
+      pool lock (a growth batch) and dispose under it or inside a quiescent call; the logger may
+      be called from several threads at once. Hooks may call back into their pool as in a plain
+      pool (the lock is recursive); destroy, clear and trim are refused inside them.
+    - max and DROP hold exactly for built members (growth is under the lock). A DROP pool may
+      refuse while free members sit in other threads' caches: at most 2 x magazine_size per
+      other thread (the depot is drained first; a thread that exits hands its cache back).
+    - Need quiescence (no other thread inside a call on the pool, and their calls ordered
+      before and after by a join, a barrier or a lock): sp_each, sp_leased_each, sp_first /
+      sp_next, sp_iter_first / sp_iter_next (each call), sp_release_all, sp_leak_report,
+      sp_trim, sp_clear, sp_pool_destroy, and sp_registry_add / remove / destroy /
+      release_all. They gather every thread's cache and run as for a plain pool; debug builds
+      log an error when they find another thread inside the pool.
+    - Refused at creation, with a line naming the field: SP_OVERFLOW_RECLAIM, `priority`,
+      SP_ORDER_ACQUISITION, a fixed `buffer` (and later sp_set_overflow(RECLAIM)); also in a
+      build without threads (single-threaded WebAssembly).
+    - Without a reservation (the fallback) a thread-safe pool allocates its slot bookkeeping
+      once, for max(max, 2^20) members (8 bytes each; 40 with SP_DEBUG), since other threads
+      read the slots while it grows: it holds at most that many members.
+    - A thread's caches are the pool's: they go back when the thread exits and are freed with
+      the pool, in either order. Link with -pthread (CMake's spawnpool targets carry it).
+    A pool without SP_THREADS_SAFE is exactly as fast as in 0.3. See docs/threads.md.
 
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
     objects it hands out (docs/guide.md, section 12).
@@ -186,9 +231,9 @@
 #define SPAWNPOOL_H
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 3
+#define SP_VERSION_MINOR 4
 #define SP_VERSION_PATCH 0
-#define SP_VERSION "0.3.0"
+#define SP_VERSION "0.4.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
 #define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
@@ -318,6 +363,12 @@ typedef void (*sp_dispose_fn)(void *item, void *user);
 typedef double (*sp_priority_fn)(const void *item, void *user);
 
 /* Everything a pool is made from. Zero means default: fill it with designated initializers. */
+/* Who may call a pool: one thread at a time (the default), or any thread at any time. */
+typedef enum sp_threads {
+    SP_THREADS_NONE = 0, /* one thread at a time (it may change between calls) */
+    SP_THREADS_SAFE = 1  /* per-thread caches, atomic slot transitions: see THREADS */
+} sp_threads;
+
 typedef struct sp_desc {
     const char *name;       /* for log lines and the registry; copied, at most 47 bytes (a
                                longer name is cut and an info line says so) (="") */
@@ -345,6 +396,11 @@ typedef struct sp_desc {
     sp_logger logger;       /* (=warnings and errors to stderr) */
     void *buffer;           /* fixed-memory mode: everything lives here (=NULL) */
     size_t buffer_size;     /* bytes at `buffer` */
+    sp_threads threads;     /* SP_THREADS_SAFE: any thread may call the pool at any time (see
+                               THREADS) (=SP_THREADS_NONE: one thread at a time) */
+    size_t magazine_size;   /* thread-safe pools: free members per per-thread magazine; each
+                               thread caches up to two magazines per pool (=0: 64; at most
+                               65536) */
 } sp_desc;
 
 /* Numbers for a debug overlay. */

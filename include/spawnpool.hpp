@@ -58,7 +58,7 @@
     sp_leased_each, a registry...). Do not acquire from it or release into it with the C calls:
     the objects would not be constructed or destroyed.
 
-    THREADS: as the C pool, one thread at a time per pool.
+    THREADS: one thread at a time per pool: the options do not offer SP_THREADS_SAFE.
 */
 #ifndef SPAWNPOOL_HPP
 #define SPAWNPOOL_HPP

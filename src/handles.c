@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: Zlib */
 /* handles.c -- Handles: a member's handle (life, tag, slot index), resolving one (in line for a
    pool of one range), the refusals and their rate-limited warnings, and membership tests. */
-#include "pool_internal.h"
+#include "sp_threads.h"
 
 static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
     sp_handle h;
     h.id = (uint64_t)sp__life(slot_at(p, idx)) << (SP__SLOT_BITS + SP__TAG_BITS) |
            (uint64_t)p->tag << SP__SLOT_BITS | idx;
     return h;
+}
+
+
+/* A thread-safe pool's member has no slot that index_of finds: its own lookup, by a tail call
+   (a call kept here would cost the plain path a saved register). */
+static SP__NOINLINE void *ts_handle_out(const sp_pool *pool, void *item, sp_handle *out) {
+    if (out) *out = sp__ts_handle_of(pool, item);
+    return item;
 }
 
 
@@ -20,7 +28,10 @@ void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
            is known; only the slow paths (build, reclaim) need the pointer mapped back. */
         uint32_t idx = pool->free_head;
         item = acquire_fast(pool, arg, false);
-        if (item && idx == SP__NIL) idx = index_of(pool, item);
+        if (item && idx == SP__NIL) {
+            idx = index_of(pool, item);
+            if (SP__UNLIKELY(idx == SP__NIL)) return ts_handle_out(pool, item, out);
+        }
         if (item) h = handle_at(pool, idx);
     }
     if (out) *out = h;
@@ -40,7 +51,7 @@ sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     if (!pool) sp__null_pool("sp_handle_of");
     if (!pool || !item) return h;
     uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return h;
+    if (idx == SP__NIL) return SP__TS(pool) ? sp__ts_handle_of(pool, item) : h;
     if (sp__state(slot_at(pool, idx)) != SP__LEASED) return h;
     return handle_at(pool, idx);
 }
@@ -64,6 +75,8 @@ static void resolve_warn(const sp_pool *pool, sp__msg msg, sp_handle handle) {
    bug in the caller and gets a rate-limited warning. */
 static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle) {
     if (handle.id == 0) return NULL;
+    /* A thread-safe pool's tag never matches outside a window: every resolve lands here. */
+    if (SP__TS(pool)) return sp__ts_resolve(pool, handle);
     uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
     uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
     uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
@@ -119,13 +132,14 @@ bool sp_is_leased(const sp_pool *pool, const void *item) {
     if (!pool) sp__null_pool("sp_is_leased");
     if (!pool || !item) return false;
     uint32_t idx = index_of(pool, item);
-    return idx != SP__NIL && sp__state(slot_at(pool, idx)) == SP__LEASED;
+    if (idx == SP__NIL) return SP__TS(pool) && sp__ts_is_leased(pool, item, false);
+    return sp__state(slot_at(pool, idx)) == SP__LEASED;
 }
 
 
 bool sp__pool_has_member(const sp_pool *pool, const void *item) {
     uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return false;
+    if (idx == SP__NIL) return SP__TS(pool) && sp__ts_is_leased(pool, item, true);
     uint32_t st = sp__state(slot_at(pool, idx));
     return st == SP__FREE || st == SP__LEASED;
 }

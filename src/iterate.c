@@ -2,7 +2,7 @@
 /* iterate.c -- Iteration: the leased members in the pool's order (memory order: leased slots
    range by range; acquisition order: the lease list), sp_first/sp_next, the cursor (sp_iter)
    that keeps its place whatever a callback releases, sp_each and sp_leased_each. */
-#include "pool_internal.h"
+#include "sp_threads.h"
 
 /* Memory order (unordered pools, which keep no lease list): the first slot at or after `from`,
    range by range, whose member iteration visits; SP__NIL when there is none. O(slots scanned). */
@@ -43,6 +43,7 @@ void *sp_first(const sp_pool *pool) {
         sp__null_pool("sp_first");
         return NULL;
     }
+    SP__TS_WINDOWED(pool, "sp_first", void *, sp_first(w_));
     uint32_t idx = sp__leased_first(pool);
     return idx == SP__NIL ? NULL : item_at(pool, idx);
 }
@@ -54,6 +55,7 @@ void *sp_next(const sp_pool *pool, const void *item) {
         return NULL;
     }
     if (!item) return NULL;
+    SP__TS_WINDOWED(pool, "sp_next", void *, sp_next(w_, item));
     uint32_t idx = index_of(pool, item);
     if (idx == SP__NIL) return NULL;
     /* A member in its on_release hook is already out of the list: its links are stale. */
@@ -179,6 +181,7 @@ sp_iter sp_iter_first(sp_pool *pool) {
         sp__null_pool("sp_iter_first");
         return it;
     }
+    SP__TS_WINDOWED(pool, "sp_iter_first", sp_iter, sp_iter_first(w_));
     sp__stamps_fresh(pool);
     cursor_at(pool, &it, sp__leased_first(pool));
     if (it.item) {
@@ -221,6 +224,12 @@ static SP__NOINLINE void iter_next_slow(sp_pool *pool, sp_iter *it) {
         return;
     }
     if (!it || !it->item) return;
+    if (SP__TS(pool)) { /* no top range outside a window: every step lands here */
+        sp__ts_window_begin(pool, "sp_iter_next");
+        sp_iter_next(pool, it);
+        sp__ts_window_end(pool);
+        return;
+    }
     uint32_t next = walk_successor(pool, it);
     if (pool->ordered && walk_ends_at(pool, next, it->_origin, it->_last)) next = SP__NIL;
     cursor_at(pool, it, next);
@@ -287,6 +296,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
         return 0;
     }
     if (!fn) return 0;
+    SP__TS_WINDOWED(pool, "sp_each", size_t, sp_each(w_, fn, user));
     if (!pool->ordered) return each_in_memory_order(pool, fn, user);
     /* The cursor's rules, with its state in locals and its common step spelled out (fn left
        the member in the same life: follow its link); anything else goes through
@@ -340,6 +350,7 @@ size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
         sp__null_pool("sp_leased_each");
         return 0;
     }
+    SP__TS_WINDOWED(pool, "sp_leased_each", size_t, sp_leased_each(w_, fn, user));
     /* The cursor, so that fn releasing members cannot lead the walk astray; fn counts as a hook
        (pools are never const objects). */
     sp_pool *p = (sp_pool *)(uintptr_t)pool;

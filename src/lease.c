@@ -2,7 +2,7 @@
 /* lease.c -- Acquire / Release: the fast paths (a pop and a count; one range test and one
    compare), the routes that send everything else out of line (hooks, the lease list, refusals,
    teardown), reclaim, sp_release_all, and the _at variants that record call sites. */
-#include "pool_internal.h"
+#include "sp_threads.h"
 
 /* GCC's basic-block vectorizer merges the release's two adjacent slot stores (the word and the
    free-list link) into one vector store built with two moves and a shuffle: three instructions
@@ -38,6 +38,10 @@ static double run_priority(sp_pool *p, uint32_t idx) {
    is off; a teardown also detaches the free list, so that every acquisition reaches
    acquire_slow, which refuses it. Cold: runs when those states begin and end. */
 void sp__routes_update(sp_pool *p) {
+    if (p->ts) { /* thread-safe: never plain (threads.c) */
+        sp__ts_routes(p);
+        return;
+    }
     bool divert = p->scoring > 0 || p->tearing_down;
     p->plain_release = !p->ordered && !p->on_release && !divert;
     p->plain_acquire = !p->ordered && !p->on_acquire && p->live_ranges <= 1u;
@@ -263,6 +267,9 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
         void *item = reclaim_oldest_plain(p);
         if (item) return item;
     }
+    /* A thread-safe pool has no free list outside a window (and no plain reclaim): every
+       acquisition lands here. After the reclaim, which then pays nothing for it. */
+    if (SP__TS(p)) return sp__ts_acquire(p, arg, force);
     return acquire_slow(p, arg, force);
 }
 
@@ -333,6 +340,7 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
 /* The debug record of the member starting at item, or NULL for anything else. */
 static sp__dbg *dbg_of(const sp_pool *p, const void *item) {
     uint32_t idx = item ? index_of(p, item) : SP__NIL;
+    if (idx == SP__NIL && item && SP__TS(p)) idx = sp__ts_index_of(p, item);
     return idx == SP__NIL ? NULL : dbg_at(p, idx);
 }
 #endif
@@ -384,6 +392,8 @@ void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int 
 
 
 static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *item) {
+    /* A thread-safe pool has no top range outside a window: every release lands here. */
+    if (SP__TS(p)) return sp__ts_release(p, item, NULL, 0);
     if (idx == SP__NIL) {
         sp__log(p, SP__MSG_FOREIGN, item);
         return SP_ERR_FOREIGN;
@@ -560,7 +570,9 @@ sp_result sp_release(sp_pool *pool, void *item) {
 
 sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
     /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
-       record is bookkeeping, so a refused release leaves the member's state untouched. */
+       record is bookkeeping, so a refused release leaves the member's state untouched. A
+       thread-safe pool notes it after winning the release (other threads may race for it). */
+    if (pool && SP__TS(pool)) return sp__ts_release(pool, item, file, line);
     if (SP_DEBUG && pool && item && sp_is_leased(pool, item)) sp__dbg_note_release(pool, item, file, line);
     return sp_release(pool, item);
 }
@@ -578,6 +590,7 @@ size_t sp_release_all(sp_pool *pool) {
         sp__null_pool("sp_release_all");
         return 0;
     }
+    SP__TS_WINDOWED(pool, "sp_release_all", size_t, sp_release_all(w_));
     if (pool->scoring > 0) {
         sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
         return 0;

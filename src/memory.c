@@ -5,7 +5,7 @@
    reserved, the slots beside them, recognising a pointer outside the top range, and building,
    retiring and disposing members. See docs/design.md, "Memory layout" and "Where memory comes
    from". */
-#include "pool_internal.h"
+#include "sp_threads.h"
 
 /* Where a range's members start: a cache line at least, so that members whose size is a
    multiple of 64 never straddle two lines. */
@@ -34,8 +34,12 @@ void sp__ranges_index(sp_pool *p) {
         }
         p->by_address[k] = (uint8_t)c;
     }
-    p->live_ranges = n;
     p->top = top == SP__NIL ? 0u : top;
+    if (SP__TS(p)) { /* the constant view stays (sp_pool): publish the ranges instead */
+        sp__ts_publish(p);
+        return;
+    }
+    p->live_ranges = n;
     p->top_items = top == SP__NIL ? 0u : (uintptr_t)p->ranges[top].items;
     p->top_count = top == SP__NIL ? 0u : p->ranges[top].count;
     p->top_first = top == SP__NIL ? 0u : p->ranges[top].first;
@@ -110,6 +114,7 @@ static bool books_commit(sp_pool *p, uint32_t cap) {
    under a byte a member (copies are amortised: about 16 per slot over a pool's whole growth, on
    the growth path only). New slots start at life_first. Nothing changes when memory fails. */
 static bool slots_reserve(sp_pool *p, uint32_t need) {
+    if (p->ts && !pool_reserved(p)) return sp__ts_slots_reserve(p, need); /* never move */
     if (need <= p->slot_cap) return true;
     uint64_t cap = pool_reserved(p) ? need : (uint64_t)p->slot_cap + p->slot_cap / 16u;
     if (cap < need) cap = need;

@@ -6,7 +6,7 @@
    The pool's files, one per section of the header: pool.c (lifecycle), memory.c (where members
    live), lease.c (acquire / release), handles.c, iterate.c, stats.c; what they share is in
    pool_internal.h. */
-#include "pool_internal.h"
+#include "sp_threads.h"
 
 /* At most 16, as the header says and sp_dense does: not max_align_t, which is 8 on wasm32. */
 static size_t natural_align(size_t size) {
@@ -274,6 +274,11 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, const sp__poo
         p->bytes = sizeof *p;
         (void)sp__pool_reserve(p, desc); /* else the fallback: ranges from alloc/free */
     }
+    /* Thread-safe before anything is built or registered, so that all growth is its kind. */
+    if (desc->threads != SP_THREADS_NONE && !sp__ts_attach(p, desc)) {
+        sp_pool_destroy(p);
+        return NULL;
+    }
     if ((owner && !sp__ranges_register(p, fns, owner)) || sp_prewarm(p, desc->initial) < desc->initial) {
         sp_pool_destroy(p);
         return NULL;
@@ -376,6 +381,7 @@ static uint32_t highest_life(const sp_pool *p) {
 
 void sp_pool_destroy(sp_pool *pool) {
     if (!pool) return;
+    if (SP__TS(pool) && !sp__ts_destroy_begin(pool)) return; /* opens the window, for good */
     if (pool->hook_depth > 0 || pool->destroying) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_pool_destroy");
         return;
@@ -400,6 +406,7 @@ void sp_pool_destroy(sp_pool *pool) {
             DBG_UNPOISON(p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (pool_reserved(p) && p->committed_items) DBG_UNPOISON(p->reserved_items, p->committed_items);
     if (p->fixed) return;
+    if (p->ts) sp__ts_free(p); /* its caches, magazines, slots (fallback) and lock */
     for (uint32_t c = pool_reserved(p) ? 1u : 0u; c < p->range_count; c++)
         if (p->ranges[c].items) pool_free(p, p->ranges[c].items, (size_t)p->ranges[c].count * p->stride);
     if (pool_reserved(p)) {
@@ -431,6 +438,7 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__null_pool("sp_prewarm");
         return 0;
     }
+    if (SP__TS(pool)) return sp__ts_prewarm(pool, n); /* its checks under its lock */
     /* Inside priority or a teardown the free list must stay empty: acquisitions are refused
        because they find nothing free. */
     if (pool->scoring > 0) {
@@ -472,7 +480,9 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         return 0;
     }
     sp_pool *p = pool;
-    if (p->hook_depth > 0 || p->destroying) {
+    if (SP__TS(p) && !sp__ts_in_hook(p)) /* the rest is checked in the window, under the lock */
+        SP__TS_WINDOWED(p, "sp_trim", size_t, sp_trim(w_, keep_free));
+    if (SP__TS(p) || p->hook_depth > 0 || p->destroying) { /* SP__TS: in one of its hooks */
         sp__log(p, SP__MSG_IN_HOOK, "sp_trim");
         return 0;
     }
@@ -532,7 +542,9 @@ size_t sp_clear(sp_pool *pool) {
         sp__null_pool("sp_clear");
         return 0;
     }
-    if (pool->hook_depth > 0 || pool->destroying) {
+    if (SP__TS(pool) && !sp__ts_in_hook(pool))
+        SP__TS_WINDOWED(pool, "sp_clear", size_t, sp_clear(w_));
+    if (SP__TS(pool) || pool->hook_depth > 0 || pool->destroying) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_clear");
         return 0;
     }
@@ -554,6 +566,7 @@ sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
                 overflow == SP_OVERFLOW_GROW ? "GROW cannot grow a fixed buffer" : "unknown overflow policy");
         return SP_ERR_INVALID;
     }
+    if (SP__TS(pool)) return sp__ts_set(pool, &overflow, NULL);
     pool->overflow = overflow;
     return SP_OK;
 }
@@ -566,6 +579,7 @@ sp_result sp_set_max(sp_pool *pool, size_t max) {
     }
     if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
     if (pool->fixed && (max == 0 || max > pool->capacity)) max = pool->capacity;
+    if (SP__TS(pool)) return sp__ts_set(pool, NULL, &max);
     pool->max = max;
     return SP_OK;
 }

@@ -10,9 +10,13 @@
    Hooks may call back into the registry at any moment. Two moments are special: while the
    registry destroys its pools every registry call from a hook is refused (the registry is
    half gone), and while a hook of one of its pools runs (or a pool is being added) the registry
-   itself may not be destroyed. */
-#include "sp_internal.h"
-#include "sp_os.h"
+   itself may not be destroyed.
+
+   A registry holding a thread-safe pool guards its address index with a lock (`threaded`):
+   such a pool may add a range (fallback growth) while another thread looks an address up in
+   sp_registry_release. The names and tags change only in add, remove and destroy, which need
+   quiescence. */
+#include "sp_threads.h"
 
 #include <string.h>
 
@@ -48,11 +52,34 @@ struct sp_registry {
     const char *adding; /* the name of the pool sp_registry_add is building (its hooks run) */
     bool destroying;
     bool releasing_all;
+    bool threaded; /* a thread-safe pool was added: the address index is used under `lock` */
+#if SP__HAVE_THREADS
+    pthread_mutex_t lock;
+#endif
     sp_allocator allocator; /* for the registry's tables, and the default of its pools */
     sp_logger logger;       /* for its own lines, and the default of its pools */
 };
 
 #define REG_NAME "registry" /* the pool name on the registry's own log lines */
+
+/* A pool's tag (a thread-safe pool's field holds another value outside its windows). */
+static uint32_t pool_tag(const sp_pool *pool) { return (uint32_t)(pool->tag_bits >> SP__SLOT_BITS); }
+
+static void index_lock(sp_registry *reg) {
+#if SP__HAVE_THREADS
+    if (reg->threaded) pthread_mutex_lock(&reg->lock);
+#else
+    (void)reg;
+#endif
+}
+
+static void index_unlock(sp_registry *reg) {
+#if SP__HAVE_THREADS
+    if (reg->threaded) pthread_mutex_unlock(&reg->lock);
+#else
+    (void)reg;
+#endif
+}
 
 static void *reg_alloc(sp_registry *reg, size_t size) {
     return reg->allocator.alloc(size, _Alignof(max_align_t), reg->allocator.user);
@@ -129,9 +156,9 @@ static void names_insert(sp_registry *reg, const sp__entry *e) {
 }
 
 static void tags_insert(sp_registry *reg, sp_pool *pool) {
-    size_t mask = index_mask(reg), i = tag_home(reg, pool->tag);
+    size_t mask = index_mask(reg), i = tag_home(reg, pool_tag(pool));
     while (reg->tags[i].pool) i = (i + 1u) & mask;
-    reg->tags[i] = (sp__tag_slot){pool, pool->tag};
+    reg->tags[i] = (sp__tag_slot){pool, pool_tag(pool)};
 }
 
 /* Up to this many pools a scan of the list beats hashing the name: strcmp rejects a wrong name
@@ -172,7 +199,7 @@ static void names_delete(sp_registry *reg, const sp__entry *e) {
 }
 
 static void tags_delete(sp_registry *reg, const sp_pool *pool) {
-    size_t mask = index_mask(reg), hole = tag_home(reg, pool->tag);
+    size_t mask = index_mask(reg), hole = tag_home(reg, pool_tag(pool));
     while (reg->tags[hole].pool != pool) hole = (hole + 1u) & mask;
     for (size_t at = (hole + 1u) & mask; reg->tags[at].pool; at = (at + 1u) & mask) {
         if (may_fill(hole, at, tag_home(reg, reg->tags[at].tag))) {
@@ -294,6 +321,9 @@ void sp_registry_destroy(sp_registry *reg) {
     reg_free(reg, reg->names, 2u * reg->cap * sizeof *reg->names);
     reg_free(reg, reg->tags, 2u * reg->cap * sizeof *reg->tags);
     reg_free(reg, reg->ranges, reg->range_cap * sizeof *reg->ranges);
+#if SP__HAVE_THREADS
+    if (reg->threaded) pthread_mutex_destroy(&reg->lock);
+#endif
     sp_allocator a = reg->allocator;
     a.free(reg, sizeof *reg, a.user);
 }
@@ -314,6 +344,15 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     sp_desc d = *desc;
     if (!d.allocator.alloc && !d.allocator.free) d.allocator = reg->allocator;
     if (!d.logger.log) d.logger = reg->logger;
+#if SP__HAVE_THREADS
+    if (d.threads != SP_THREADS_NONE && !reg->threaded) {
+        if (pthread_mutex_init(&reg->lock, NULL) != 0) {
+            sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry lock");
+            return NULL;
+        }
+        reg->threaded = true;
+    }
+#endif
     if (names_find(reg, name)) {
         sp__log_to(&d.logger, name, SP__MSG_REG_DUPLICATE, name);
         return NULL;
@@ -447,45 +486,57 @@ static size_t ranges_upper(const sp_registry *reg, uintptr_t a) {
 
 static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi) {
     sp_registry *reg = (sp_registry *)owner;
+    index_lock(reg);
     if (reg->range_count == reg->range_cap &&
-        !reg_grow(reg, (void **)&reg->ranges, &reg->range_cap, sizeof *reg->ranges, 16u))
+        !reg_grow(reg, (void **)&reg->ranges, &reg->range_cap, sizeof *reg->ranges, 16u)) {
+        index_unlock(reg);
         return SP_ERR_NOMEM;
+    }
     size_t at = ranges_upper(reg, lo);
     memmove(reg->ranges + at + 1, reg->ranges + at, (reg->range_count - at) * sizeof *reg->ranges);
     reg->ranges[at].lo = lo;
     reg->ranges[at].hi = hi;
     reg->ranges[at].pool = pool;
     reg->range_count++;
+    index_unlock(reg);
     return SP_OK;
 }
 
 static void range_removed(void *owner, uintptr_t lo) {
     sp_registry *reg = (sp_registry *)owner;
+    index_lock(reg);
     size_t at = ranges_upper(reg, lo);
-    if (at == 0 || reg->ranges[at - 1u].lo != lo) return;
-    at--;
-    memmove(reg->ranges + at, reg->ranges + at + 1, (reg->range_count - at - 1u) * sizeof *reg->ranges);
-    reg->range_count--;
+    if (at > 0 && reg->ranges[at - 1u].lo == lo) {
+        at--;
+        memmove(reg->ranges + at, reg->ranges + at + 1, (reg->range_count - at - 1u) * sizeof *reg->ranges);
+        reg->range_count--;
+    }
+    index_unlock(reg);
 }
 
 /* A pool that is gone (however it was destroyed) leaves the index and the list. */
 static void pool_gone(void *owner, const sp_pool *pool) {
     sp_registry *reg = (sp_registry *)owner;
     size_t keep = 0;
+    index_lock(reg);
     for (size_t i = 0; i < reg->range_count; i++)
         if (reg->ranges[i].pool != pool) reg->ranges[keep++] = reg->ranges[i];
     reg->range_count = keep;
+    index_unlock(reg);
     size_t i = entry_index(reg, pool);
     if (i != SIZE_MAX) entry_remove(reg, i);
 }
 
 /* The pool whose range contains item's address, whatever the slot state. */
 static sp_pool *range_owner(const sp_registry *reg, const void *item) {
+    sp_registry *r_ = (sp_registry *)(uintptr_t)reg; /* the lock: bookkeeping */
     uintptr_t a = (uintptr_t)item;
+    index_lock(r_);
     size_t at = ranges_upper(reg, a);
-    if (at == 0) return NULL;
-    const sp__reg_range *r = &reg->ranges[at - 1u];
-    return a < r->hi ? r->pool : NULL;
+    sp_pool *pool = NULL;
+    if (at > 0 && a < reg->ranges[at - 1u].hi) pool = reg->ranges[at - 1u].pool;
+    index_unlock(r_);
+    return pool;
 }
 
 sp_pool *sp_registry_owner(const sp_registry *reg, const void *item) {

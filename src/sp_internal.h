@@ -212,9 +212,17 @@ struct sp_pool {
                           is detached, so that every acquisition reaches the slow path) */
     uint64_t stamp_origin; /* acquisition stamps compare as (stamp - origin): see stamps_fresh */
     bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
+    bool ts_view;     /* thread-safe pools: a window is open (see `ts` below) */
     size_t capacity;  /* fixed-buffer mode: members that fit */
     const struct sp__pool_owner *owner_fns; /* the owner (the registry) and its interface, or NULL */
     void *owner;
+    /* Thread-safe pools (threads.c, magazine.c): their shared state, else NULL. Outside a
+       quiescent window (ts_view false) the fields the inline paths read without a lock stay
+       constant: not plain (plain_below, top_plain, resolve_below 0), no top range (top_*,
+       live_ranges 0), no free list, and `tag` SP__TAG_MAX + 1, so that every acquisition,
+       release and resolve leaves the inline paths for the thread-safe code. A window (the calls
+       that need quiescence) installs the plain view under the pool lock, and the 0.3 code runs. */
+    struct sp__ts *ts;
     char name[SP__NAME_CAP];
 };
 
@@ -282,7 +290,13 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
     X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")                              \
     X(MSG_NO_RESERVE, SP_LOG_INFO,                                                                 \
       "could not reserve %zu bytes of address space: growing in ranges instead")                  \
-    X(MSG_IN_ALLOCATOR, SP_LOG_WARN, "%s called from this pool's allocator: refused")
+    X(MSG_IN_ALLOCATOR, SP_LOG_WARN, "%s called from this pool's allocator: refused")               \
+    X(MSG_TS_BAD_DESC, SP_LOG_ERROR, "sp_pool_create: threads = SP_THREADS_SAFE: %s")              \
+    X(MSG_TS_NOT_QUIESCENT, SP_LOG_ERROR,                                                          \
+      "%s while another thread is inside a call on this thread-safe pool (it needs quiescence)")   \
+    X(MSG_TS_SLOTS_FULL, SP_LOG_ERROR,                                                             \
+      "cannot grow: a thread-safe pool without a reservation holds at most %u slots")              \
+    X(MSG_TS_REFUSED, SP_LOG_WARN, "%s: refused in a thread-safe pool (%s)")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
@@ -369,6 +383,18 @@ void sp__dbg_unpoison(void *mem, size_t size);
 /* Where a call came from, for the _at variants: NULL/0 when unknown. */
 void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line);
 void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line);
+
+/* ---- thread-safe pools (threads.c): what the other files call -------------------------
+   Hooks and log lines of a thread-safe pool run on many threads at once: they count as hooks
+   of their pool on their own thread only (a frame on a thread-local list), not in the shared
+   hook_depth. */
+typedef struct sp__hook_frame {
+    const struct sp_pool *pool;
+    struct sp__hook_frame *up;
+} sp__hook_frame;
+void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p);
+void sp__ts_hook_leave(const sp__hook_frame *f);
+bool sp__ts_in_hook(const sp_pool *p);
 
 /* ---- white-box test hooks ------------------------------------------------------------- */
 /* Sets the life counter of the slot holding item (a built member), to test exhaustion. */

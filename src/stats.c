@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Zlib */
 /* stats.c -- Stats: the numbers a pool reports, its leak reports by acquisition site, and the
    white-box checks the tests use (sp__pool_check). */
-#include "pool_internal.h"
+#include "sp_threads.h"
 
 #define SP__REPORT_SITES 8
 
@@ -55,6 +55,7 @@ size_t sp_leak_report(const sp_pool *pool, sp_log_level level) {
         sp__null_pool("sp_leak_report");
         return 0;
     }
+    SP__TS_WINDOWED(pool, "sp_leak_report", size_t, sp_leak_report(w_, level));
     return sp__report_sites(pool, "leased", level);
 }
 
@@ -64,6 +65,10 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
     memset(out, 0, sizeof *out);
     if (!pool) {
         sp__null_pool("sp_stats_get");
+        return;
+    }
+    if (SP__TS(pool)) { /* any time: the caches' counters summed under the lock */
+        sp__ts_stats(pool, out);
         return;
     }
     out->size = pool->size;
@@ -96,6 +101,7 @@ void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired) { pool->acquired =
 
 
 bool sp__pool_check(const sp_pool *p) {
+    SP__TS_WINDOWED(p, "sp__pool_check", bool, sp__pool_check(w_));
     size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
     uint32_t prev = SP__NIL;
     for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {

@@ -83,6 +83,13 @@ static void sp__pool_vlog(const sp_pool *pool, int level, sp__msg msg, va_list a
         return;
     }
     sp_pool *p = (sp_pool *)(uintptr_t)pool;
+    if (p->ts && !p->ts_view) { /* a thread-safe pool logs from many threads at once */
+        sp__hook_frame f;
+        sp__ts_hook_enter(&f, p);
+        sp__vlog_level(&p->logger, p->name, level, msg, ap);
+        sp__ts_hook_leave(&f);
+        return;
+    }
     p->hook_depth++;
     sp__vlog_level(&p->logger, p->name, level, msg, ap);
     p->hook_depth--;

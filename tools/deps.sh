@@ -30,6 +30,10 @@ have() {
             printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' \
                 >"$tmp/f.c" &&
             clang -fsanitize=address,undefined,fuzzer "$tmp/f.c" -o "$tmp/f" >/dev/null 2>&1 ;;
+    # gcc's ThreadSanitizer runtime (libtsan, pulled in by gcc on amd64): link a program with it.
+    tsan)
+        printf 'int main(void) { return 0; }\n' >"$tmp/t.c" &&
+            gcc -fsanitize=thread "$tmp/t.c" -o "$tmp/t" >/dev/null 2>&1 ;;
     esac
 }
 
@@ -56,6 +60,7 @@ reqs() {
                 echo "need pc cmocka libcmocka-dev the test suite"
                 echo "need cmd clang clang the sanitizer build"
                 echo "need cmd clang++ clang the sanitizer build"
+                echo "need tsan gcc-tsan libtsan2 the ThreadSanitizer build of the thread tests"
                 echo "need cmd valgrind valgrind the valgrind run"
                 echo "need hdr valgrind/memcheck.h valgrind the library's valgrind annotations"
                 echo "need cmd clang-tidy clang-tidy static analysis"

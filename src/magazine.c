@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Zlib */
+/* magazine.c -- the calls any thread may make on a thread-safe pool (SP_THREADS_SAFE): acquire
+   and release through the calling thread's two magazines (Bonwick and Adams, 2001), the depot
+   that exchanges whole magazines under the pool lock, growth in batches, and the lock-free
+   lookups (release's pointer test, resolve, handle_of) on the published ranges and the atomic
+   slot words. docs/threads.md has the design: which transition of the slot word each call
+   makes, and why a racing double release has exactly one winner. */
+#include "sp_threads.h"
+
+#if SP__HAVE_THREADS
+
+#  if SP_DEBUG
+#    define INSIDE(c, v) SP__STORE_RELAXED(&(c)->inside, (v))
+#  else
+#    define INSIDE(c, v) ((void)0)
+#  endif
+
+static const uint32_t LIFE_STEP = SP__TO_NEXT_FREE; /* LEASED L -> FREE L+1 */
+
+/* The slot index of the member starting at item, from the published ranges, or SP__NIL. A
+   thread holding a member saw its range published (it got the member through the lock or
+   through its own synchronisation), so the answer is exact for it; for any other pointer the
+   published fields may be mid-update, and the worst a torn read gives is SP__NIL. */
+uint32_t sp__ts_index_of(const sp_pool *p, const void *item) {
+    const sp__ts *ts = p->ts;
+    uint32_t n = SP__LOAD(&ts->pub_count);
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t items = SP__LOAD_RELAXED(&ts->pub[i].items);
+        uint32_t count = SP__LOAD_RELAXED(&ts->pub[i].count);
+        if (!items) continue;
+        uint64_t q = member_number(p, items, (uintptr_t)item);
+        if (q < count) return SP__LOAD_RELAXED(&ts->pub[i].first) + (uint32_t)q;
+    }
+    return SP__NIL;
+}
+
+
+/* A member's address from the published ranges (idx is a published member's slot). */
+static void *ts_item_at(const sp_pool *p, uint32_t idx) {
+    const sp__ts *ts = p->ts;
+    uint32_t n = SP__LOAD(&ts->pub_count);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t first = SP__LOAD_RELAXED(&ts->pub[i].first);
+        uint32_t count = SP__LOAD_RELAXED(&ts->pub[i].count);
+        uintptr_t items = SP__LOAD_RELAXED(&ts->pub[i].items);
+        if (items && idx - first < count) return (void *)(items + (uintptr_t)(idx - first) * p->stride);
+    }
+    return NULL;
+}
+
+
+static uint32_t ts_word(const sp_pool *p, uint32_t idx) { return SP__LOAD(&slot_at(p, idx)->word); }
+
+
+/* ---- acquire --------------------------------------------------------------------------- */
+
+/* Grows the pool by up to a magazine's worth of members into the caller's loaded magazine (the
+   rest, if a create hook filled it meanwhile, to the loose list), under the lock. DROP and max
+   hold exactly for built members: growth stops at max unless the policy is GROW. */
+static void grow_batch(sp_pool *p, sp__tcache *c) {
+    sp__ts *ts = p->ts;
+    for (uint32_t built = 0; built < (ts->mag_size + 1u) / 2u; built++) {
+        bool past_max = p->max && p->size >= p->max;
+        if (past_max && (p->overflow != SP_OVERFLOW_GROW || built > 0)) return;
+        uint32_t idx = sp__member_build(p, past_max);
+        if (idx == SP__NIL) return;
+        if (past_max) {
+            p->grown_past_max++;
+            if (p->grown_past_max >= p->grow_warn_at) {
+                sp__log(p, SP__MSG_GROWN, p->max, p->size);
+                p->grow_warn_at *= 2u;
+            }
+        }
+        void *item = item_at(p, idx);
+        DBG_FREED(p, idx, item);
+        sp__mag *m = c->loaded; /* read again: a create hook may have swapped it */
+        if (m->n < ts->mag_size) {
+            m->e[m->n].item = item;
+            m->e[m->n].idx = idx;
+            m->n++;
+        } else {
+            slot_at(p, idx)->next = ts->free_head;
+            ts->free_head = idx;
+        }
+    }
+}
+
+
+/* Both magazines are empty: a full one from the depot (the empty prev goes back), else loose
+   members, else growth. False when the pool has nothing to give: a drop when saturated,
+   counted here, else an allocator failure (logged where it happened). */
+static bool refill(sp_pool *p, sp__tcache *c) {
+    sp__ts *ts = p->ts;
+    sp__ts_lock(p);
+    sp__ts_note_peak(p);
+    if (c->loaded->n == 0 && c->prev->n > 0) { /* a hook under the lock may have filled it */
+        sp__mag *t = c->loaded;
+        c->loaded = c->prev;
+        c->prev = t;
+    }
+    if (c->loaded->n == 0 && ts->full) {
+        sp__mag *full = ts->full;
+        ts->full = full->next;
+        c->prev->next = ts->empty;
+        ts->empty = c->prev;
+        c->prev = c->loaded;
+        c->loaded = full;
+    }
+    for (sp__mag *m = c->loaded; m->n < ts->mag_size && ts->free_head != SP__NIL; m->n++) {
+        uint32_t idx = ts->free_head;
+        ts->free_head = slot_at(p, idx)->next;
+        m->e[m->n].idx = idx;
+        m->e[m->n].item = item_at(p, idx);
+    }
+    if (c->loaded->n == 0) {
+        if (p->allocating > 0) { /* this thread is inside the allocator, growing the pool */
+            sp__log(p, SP__MSG_IN_ALLOCATOR, "acquire");
+        } else {
+            grow_batch(p, c);
+            /* saturated (not an allocator failure): a drop */
+            if (c->loaded->n == 0 && p->max && p->size >= p->max && p->overflow != SP_OVERFLOW_GROW)
+                p->dropped++;
+        }
+    }
+    bool ok = c->loaded->n > 0;
+    sp__ts_unlock(p);
+    return ok;
+}
+
+
+static SP__NOINLINE void run_on_acquire(sp_pool *p, sp__slot *s, uint32_t leased, void *item,
+                                        const void *arg) {
+    SP__STORE(&s->word, leased | SP__BUSY); /* not releasable while the hook runs */
+    sp__hook_frame f;
+    sp__ts_hook_enter(&f, p);
+    p->on_acquire(item, arg, p->user);
+    sp__ts_hook_leave(&f);
+    SP__STORE(&s->word, leased);
+}
+
+
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
+    (void)force; /* no reclaim in a thread-safe pool: a saturated pool drops */
+    sp__tcache *c = sp__ts_cache(p);
+    if (SP__UNLIKELY(!c)) return NULL;
+    INSIDE(c, 1);
+    if (SP__UNLIKELY(c->loaded->n == 0)) {
+        if (c->prev->n > 0) {
+            sp__mag *t = c->loaded;
+            c->loaded = c->prev;
+            c->prev = t;
+        } else {
+            if (!refill(p, c)) {
+                INSIDE(c, 0);
+                return NULL;
+            }
+        }
+    }
+    sp__mag *m = c->loaded;
+    sp__mentry e = m->e[--m->n];
+    sp__slot *s = slot_at(p, e.idx);
+    /* Free in this thread's magazine: no other thread changes the word (a release's CAS wants
+       LEASED), so a store publishes the lease; resolve's acquire load pairs with it. */
+    uint32_t leased = SP__LOAD_RELAXED(&s->word) + SP__TO_LEASED;
+    DBG_LEASING(p, e.idx, e.item);
+#  if SP_DEBUG
+    dbg_at(p, e.idx)->acq_file = NULL; /* the _at callers fill it in */
+#  endif
+    if (p->on_acquire)
+        run_on_acquire(p, s, leased, e.item, arg);
+    else
+        SP__STORE(&s->word, leased);
+    SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
+    INSIDE(c, 0);
+    return e.item;
+}
+
+
+/* ---- release --------------------------------------------------------------------------- */
+
+static SP__NOINLINE sp_result release_refused(sp_pool *p, void *item, uint32_t word) {
+    uint32_t st = word & SP__STATE_MASK;
+    if ((word & SP__BUSY) && (st == SP__FREE || st == SP__LEASED)) {
+        sp__log(p, st == SP__FREE ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
+        return SP_ERR_NOT_LEASED;
+    }
+    if (st == SP__UNBUILT || st == SP__RETIRED) {
+        sp__log(p, SP__MSG_FOREIGN, item);
+        return SP_ERR_FOREIGN;
+    }
+    sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
+    return SP_ERR_NOT_LEASED;
+}
+
+
+/* The loaded magazine is full: the previous one takes its place when empty, else the full
+   previous one goes to the depot for an empty one. */
+static bool room_made(sp_pool *p, sp__tcache *c) {
+    if (c->prev->n == 0) {
+        sp__mag *t = c->loaded;
+        c->loaded = c->prev;
+        c->prev = t;
+        return true;
+    }
+    sp__ts_lock(p);
+    bool ok = c->loaded->n < p->ts->mag_size; /* a hook under the lock may have made room */
+    if (!ok) {
+        sp__mag *empty = sp__ts_mag_get(p);
+        if (empty) {
+            c->prev->next = p->ts->full;
+            p->ts->full = c->prev;
+            c->prev = c->loaded;
+            c->loaded = empty;
+            ok = true;
+        }
+    }
+    sp__ts_unlock(p);
+    return ok;
+}
+
+
+/* Its last life ended: disposed and retired, under the lock (the slot word last). */
+static SP__NOINLINE void retire(sp_pool *p, uint32_t idx, void *item) {
+    sp__ts_lock(p);
+    if (p->dispose) {
+        p->hook_depth++;
+        p->dispose(item, p->user);
+        p->hook_depth--;
+    }
+    DBG_POISON(item, p->item_size);
+    p->ranges[range_of_index(p, idx)].built--;
+    p->size--;
+    p->disposed++;
+    SP__STORE(&slot_at(p, idx)->word, (uint32_t)SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED);
+    sp__ts_unlock(p);
+    sp__log(p, SP__MSG_RETIRED, idx);
+}
+
+
+sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+    if (!item) return SP_OK;
+    uint32_t idx = sp__ts_index_of(p, item);
+    if (idx == SP__NIL) {
+        sp__log(p, SP__MSG_FOREIGN, item);
+        return SP_ERR_FOREIGN;
+    }
+    sp__slot *s = slot_at(p, idx);
+    uint32_t word = SP__LOAD(&s->word), next;
+    /* The one transition that decides a race: LEASED of life L, not busy, to FREE of life L+1
+       (or, with on_release or at the last life, to BUSY|RELEASING until the hook is done).
+       Of two threads releasing the same member, exactly one CAS succeeds. */
+    do {
+        if ((word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED) return release_refused(p, item, word);
+        bool last = (word >> SP__FLAG_BITS) == SP__LIFE_MAX;
+        next = p->on_release || last ? word | SP__BUSY | SP__RELEASING : word + LIFE_STEP;
+    } while (!SP__CAS(&s->word, &word, next));
+    sp__tcache *c = sp__ts_cache(p);
+    if (c) INSIDE(c, 1);
+#  if SP_DEBUG
+    if (file) { /* the winner only: a refused release leaves the record alone */
+        dbg_at(p, idx)->rel_file = file;
+        dbg_at(p, idx)->rel_line = line > 0 ? (uint32_t)line : 0u;
+    }
+#  else
+    (void)file, (void)line;
+#  endif
+    if (next & SP__BUSY) {
+        if (p->on_release) {
+            sp__hook_frame f;
+            sp__ts_hook_enter(&f, p);
+            p->on_release(item, p->user);
+            sp__ts_hook_leave(&f);
+        }
+        if ((word >> SP__FLAG_BITS) == SP__LIFE_MAX) {
+            retire(p, idx, item);
+            if (c) {
+                SP__STORE_RELAXED(&c->released, c->released + 1u);
+                INSIDE(c, 0);
+            } else {
+                sp__ts_lock(p);
+                p->ts->released++;
+                sp__ts_unlock(p);
+            }
+            return SP_OK;
+        }
+        SP__STORE(&s->word, word + LIFE_STEP);
+    }
+    DBG_FREED(p, idx, item);
+    if (c && (c->loaded->n < p->ts->mag_size || room_made(p, c))) {
+        sp__mag *m = c->loaded;
+        m->e[m->n].item = item;
+        m->e[m->n].idx = idx;
+        m->n++;
+        SP__STORE_RELAXED(&c->released, c->released + 1u);
+        INSIDE(c, 0);
+        return SP_OK;
+    }
+    /* No cache or no magazine (out of memory): the loose list. */
+    sp__ts_lock(p);
+    s->next = p->ts->free_head;
+    p->ts->free_head = idx;
+    if (c)
+        SP__STORE_RELAXED(&c->released, c->released + 1u);
+    else
+        p->ts->released++;
+    sp__ts_unlock(p);
+    if (c) INSIDE(c, 0);
+    return SP_OK;
+}
+
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+static void resolve_warn(const sp_pool *p, sp__msg msg, sp_handle h) {
+    uint64_t *count = msg == SP__MSG_FOREIGN_HANDLE ? &p->ts->foreign_handles : &p->ts->forged_handles;
+    uint64_t n = __atomic_add_fetch(count, 1u, __ATOMIC_RELAXED);
+    if ((n & (n - 1u)) == 0) sp__log(p, msg, (unsigned long long)h.id, (unsigned long long)n);
+}
+
+
+/* Lock-free: one acquire load of the slot word. The member returned was leased in the handle's
+   life at that load; another thread may release it right after (docs/threads.md). */
+void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
+    if (h.id == 0) return NULL;
+    uint32_t idx = (uint32_t)(h.id & (SP__SLOT_LIMIT - 1u));
+    uint32_t tag = (uint32_t)(h.id >> SP__SLOT_BITS) & SP__TAG_MAX;
+    uint32_t life = (uint32_t)(h.id >> (SP__SLOT_BITS + SP__TAG_BITS));
+    if (tag != p->ts->tag || (life != 0 && life < p->life_first)) {
+        resolve_warn(p, SP__MSG_FOREIGN_HANDLE, h);
+        return NULL;
+    }
+    if (idx >= SP__LOAD(&p->ts->pub_slot_cap)) {
+        resolve_warn(p, SP__MSG_FORGED_HANDLE, h);
+        return NULL;
+    }
+    uint32_t word = ts_word(p, idx);
+    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) == (life << SP__FLAG_BITS | SP__LEASED))
+        return ts_item_at(p, idx);
+    if (life >= p->life_first && life < word >> SP__FLAG_BITS) return NULL; /* stale: silent */
+    uint32_t st = word & SP__STATE_MASK;
+    uint32_t reached = st == SP__LEASED || st == SP__RETIRED ? word >> SP__FLAG_BITS : (word >> SP__FLAG_BITS) - 1u;
+    if (life == 0 || life > reached) resolve_warn(p, SP__MSG_FORGED_HANDLE, h);
+    return NULL;
+}
+
+
+sp_handle sp__ts_handle_of(const sp_pool *p, const void *item) {
+    sp_handle h = {0};
+    uint32_t idx = item ? sp__ts_index_of(p, item) : SP__NIL;
+    if (idx == SP__NIL) return h;
+    uint32_t word = ts_word(p, idx);
+    if ((word & SP__STATE_MASK) != SP__LEASED) return h;
+    h.id = (uint64_t)(word >> SP__FLAG_BITS) << (SP__SLOT_BITS + SP__TAG_BITS) |
+           (uint64_t)p->ts->tag << SP__SLOT_BITS | idx;
+    return h;
+}
+
+
+bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
+    uint32_t idx = item ? sp__ts_index_of(p, item) : SP__NIL;
+    if (idx == SP__NIL) return false;
+    uint32_t st = ts_word(p, idx) & SP__STATE_MASK;
+    return st == SP__LEASED || (or_free && st == SP__FREE);
+}
+
+#else /* no threads: thread-safe pools are refused at creation, so none of this is reached */
+
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
+    (void)p, (void)arg, (void)force;
+    return NULL;
+}
+sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+    (void)p, (void)item, (void)file, (void)line;
+    return SP_ERR_INVALID;
+}
+void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
+    (void)p, (void)h;
+    return NULL;
+}
+sp_handle sp__ts_handle_of(const sp_pool *p, const void *item) {
+    sp_handle h = {0};
+    (void)p, (void)item;
+    return h;
+}
+uint32_t sp__ts_index_of(const sp_pool *p, const void *item) {
+    (void)p, (void)item;
+    return SP__NIL;
+}
+bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
+    (void)p, (void)item, (void)or_free;
+    return false;
+}
+
+#endif

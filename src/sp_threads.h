@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Zlib */
+/* sp_threads.h -- what the thread-safe pool's two files share (threads.c: creation, the
+   per-thread table and thread exit, the quiescent windows, stats; magazine.c: magazines, the
+   depot, acquire, release, resolve) and the dispatch points the 0.3 files call. docs/threads.md
+   has the design. Private. */
+#ifndef SP_THREADS_H
+#define SP_THREADS_H
+
+#include "pool_internal.h"
+
+/* Threads need pthreads and the GCC/Clang atomic builtins (which work on the plain slot words
+   that the single-threaded code also uses). Elsewhere (single-threaded WebAssembly, MSVC) a
+   thread-safe pool is refused at creation with a line. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32) && \
+    (!defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__))
+#  define SP__HAVE_THREADS 1
+#  include <pthread.h>
+#else
+#  define SP__HAVE_THREADS 0
+#endif
+
+#define SP__TS_DEFAULT_MAGAZINE 64u
+#define SP__TS_MAX_MAGAZINE 65536u
+/* A thread-safe pool without a reservation allocates its slots once, for this many members or
+   max, whichever is more: slots that other threads read and CAS must never move. */
+#define SP__TS_FALLBACK_SLOTS (1u << 20)
+/* tag of a thread-safe pool outside a window: no handle's tag, so sp_resolve's tests fail */
+#define SP__TS_NO_TAG (SP__TAG_MAX + 1u)
+
+/* Call from the out-of-line paths: is this a thread-safe pool outside a window? */
+#define SP__TS(p) SP__UNLIKELY((p)->ts != NULL && !(p)->ts_view)
+
+#if SP__HAVE_THREADS
+#  define SP__LOAD(ptr) __atomic_load_n((ptr), __ATOMIC_ACQUIRE)
+#  define SP__LOAD_RELAXED(ptr) __atomic_load_n((ptr), __ATOMIC_RELAXED)
+#  define SP__STORE(ptr, v) __atomic_store_n((ptr), (v), __ATOMIC_RELEASE)
+#  define SP__STORE_RELAXED(ptr, v) __atomic_store_n((ptr), (v), __ATOMIC_RELAXED)
+#  define SP__CAS(ptr, expected, desired)                                                         \
+      __atomic_compare_exchange_n((ptr), (expected), (desired), false, __ATOMIC_ACQ_REL,          \
+                                  __ATOMIC_ACQUIRE)
+
+/* A magazine: up to mag_size free members of one pool (slot index and address). */
+typedef struct sp__mentry {
+    void *item;
+    uint32_t idx;
+} sp__mentry;
+
+typedef struct sp__mag {
+    struct sp__mag *next; /* in the depot's full or empty list */
+    struct sp__mag *all;  /* every magazine of the pool, freed with it */
+    uint32_t n;
+    sp__mentry e[];
+} sp__mag;
+
+/* One thread's cache of one pool. Owned by the pool (freed with it); the thread finds it
+   through its thread-local table. Only its thread touches loaded, prev and the counters
+   (the counters with relaxed atomic stores, so that sp_stats_get may read them any time). */
+typedef struct sp__tcache {
+    sp__mag *loaded, *prev;
+    uint64_t acquired, released;
+    int inside;           /* debug builds: its thread is inside a call on the pool */
+    bool orphan;          /* its thread exited: magazines returned, counters kept */
+    struct sp__tcache *next; /* the pool's caches */
+} sp__tcache;
+
+typedef struct sp__ts_range {
+    uintptr_t items;
+    uint32_t first, count;
+} sp__ts_range;
+
+typedef struct sp__ts {
+    pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
+    uint64_t id;          /* unique for the process's life: the thread tables check it */
+    uint32_t tag;         /* the pool's tag (p->tag is SP__TS_NO_TAG outside windows) */
+    uint32_t mag_size;
+    sp__mag *full, *empty, *all_mags; /* the depot, and every magazine */
+    uint32_t free_head;   /* loose free members (from windows, exited threads), via slot next */
+    sp__tcache *caches;
+    uint64_t acquired, released; /* lives counted outside the caches' counters (windows) */
+    uint64_t win_acquired, win_released; /* their totals when the window opened */
+    size_t peak;
+    int window;           /* window depth */
+    uint32_t slots_alloc; /* fallback: slots allocated (once) */
+    /* published for the lock-free lookups: written under the lock with atomic stores */
+    uint32_t pub_slot_cap, pub_count;
+    sp__ts_range pub[SP__RANGE_MAX];
+    uint64_t foreign_handles, forged_handles;
+    struct sp__ts *live_next; /* the process's live thread-safe pools */
+} sp__ts;
+
+/* The calling thread's last cache lookup (threads.c), tried first: one TLS block. */
+typedef struct sp__tl_last {
+    sp_pool *pool;
+    uint64_t id;
+    sp__tcache *cache;
+} sp__tl_last;
+#  if defined(__EMSCRIPTEN__)
+#    define SP__TLS _Thread_local
+#  else
+#    define SP__TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#  endif
+extern SP__TLS sp__tl_last sp__tl;
+
+/* threads.c */
+sp__tcache *sp__ts_cache_slow(sp_pool *p);
+
+/* The calling thread's cache of p (NULL, with a line, when memory fails). */
+static inline sp__tcache *sp__ts_cache(sp_pool *p) {
+    if (SP__LIKELY(sp__tl.pool == p && sp__tl.id == p->ts->id)) return sp__tl.cache;
+    return sp__ts_cache_slow(p);
+}
+void sp__ts_lock(sp_pool *p);
+void sp__ts_unlock(sp_pool *p);
+void sp__ts_flush_cache(sp_pool *p, sp__tcache *c);
+sp__mag *sp__ts_mag_get(sp_pool *p);
+void sp__ts_note_peak(sp_pool *p);
+#endif
+
+/* The calls that need quiescence: outside a window, open one, make the same call (the 0.3
+   code, in the plain view), close it. */
+#define SP__TS_WINDOWED(p, name, type, call)                                                      \
+    do {                                                                                          \
+        if (SP__TS(p)) {                                                                          \
+            sp_pool *w_ = (sp_pool *)(uintptr_t)(p);                                              \
+            sp__ts_window_begin(w_, name);                                                        \
+            type r_ = call;                                                                       \
+            sp__ts_window_end(w_);                                                                \
+            return r_;                                                                            \
+        }                                                                                         \
+    } while (0)
+
+/* threads.c: lifecycle, windows, the calls that need quiescence */
+bool sp__ts_attach(sp_pool *p, const sp_desc *d);
+bool sp__ts_destroy_begin(sp_pool *p);
+void sp__ts_free(sp_pool *p);
+void sp__ts_window_begin(sp_pool *p, const char *call);
+void sp__ts_window_end(sp_pool *p);
+void sp__ts_routes(sp_pool *p);
+void sp__ts_publish(sp_pool *p);
+bool sp__ts_slots_reserve(sp_pool *p, uint32_t need);
+void sp__ts_stats(const sp_pool *p, sp_stats *out);
+size_t sp__ts_prewarm(sp_pool *p, size_t n);
+sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max);
+/* magazine.c: the calls any thread may make */
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force);
+sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line);
+void *sp__ts_resolve(const sp_pool *p, sp_handle h);
+sp_handle sp__ts_handle_of(const sp_pool *p, const void *item);
+uint32_t sp__ts_index_of(const sp_pool *p, const void *item);
+bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free);
+
+#endif

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: Zlib */
+/* threads.c -- thread-safe pools (SP_THREADS_SAFE), everything but the per-call paths
+   (magazine.c): what a descriptor may ask, the pool lock, each thread's table of its caches and
+   what happens when the thread exits, the published ranges the lock-free lookups read, the
+   quiescent windows in which the 0.3 code runs unchanged (iteration, trim, clear, destroy), and
+   the stats. docs/threads.md has the design, and the lifetimes: caches belong to their pool, a
+   thread's table only points at them, and both sides check a process-wide list of live pools
+   under one global lock, so neither order of thread exit and pool destruction leaks or touches
+   freed memory. */
+#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
+#  define _POSIX_C_SOURCE 200809L /* recursive mutexes */ /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+#endif
+#include "sp_threads.h"
+
+#include <stdlib.h>
+
+/* The hook frames: which pools' hooks (and log lines) run on this thread now. */
+static _Thread_local sp__hook_frame *tl_hooks;
+
+void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p) {
+    f->pool = p;
+    f->up = tl_hooks;
+    tl_hooks = f;
+}
+
+void sp__ts_hook_leave(const sp__hook_frame *f) { tl_hooks = f->up; }
+
+bool sp__ts_in_hook(const sp_pool *p) {
+    for (const sp__hook_frame *f = tl_hooks; f; f = f->up)
+        if (f->pool == p) return true;
+    return false;
+}
+
+#if SP__HAVE_THREADS
+
+/* ---- the process's live pools and each thread's table -------------------------------- */
+
+typedef struct tl_entry {
+    sp_pool *pool;
+    uint64_t id;
+    sp__tcache *cache;
+} tl_entry;
+
+typedef struct tl_table {
+    size_t count, cap;
+    tl_entry e[];
+} tl_table;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_live, g_next_id */
+static sp__ts *g_live;
+static uint64_t g_next_id = 1;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_key;
+static _Thread_local tl_table *tl_tab;
+SP__TLS sp__tl_last sp__tl; /* the last lookup's answer, tried first */
+
+/* Thread exit: every cache of a pool still alive goes back (its members to the depot or the
+   loose list), and stays with the pool, orphaned, for its counters and for the next thread. */
+static void thread_exit(void *arg) {
+    tl_table *t = (tl_table *)arg;
+    pthread_mutex_lock(&g_lock);
+    for (size_t i = 0; i < t->count; i++) {
+        /* The pool may be gone (destroyed) and its memory reused: only its id, checked against
+           the live list before anything is read through the pointer, says it is the same. */
+        bool alive = false;
+        for (const sp__ts *l = g_live; l; l = l->live_next) alive = alive || l->id == t->e[i].id;
+        if (!alive) continue;
+        sp_pool *p = t->e[i].pool;
+        sp__ts_lock(p);
+        sp__ts_flush_cache(p, t->e[i].cache);
+        t->e[i].cache->orphan = true;
+        sp__ts_unlock(p);
+    }
+    pthread_mutex_unlock(&g_lock);
+    free(t);
+    tl_tab = NULL;
+    sp__tl.pool = NULL;
+}
+
+static void key_create(void) { (void)pthread_key_create(&g_key, thread_exit); }
+
+void sp__ts_lock(sp_pool *p) { pthread_mutex_lock(&p->ts->lock); }
+
+void sp__ts_unlock(sp_pool *p) { pthread_mutex_unlock(&p->ts->lock); }
+
+/* An empty magazine: from the depot, else a new one (under the lock). NULL: no memory. */
+sp__mag *sp__ts_mag_get(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    sp__mag *m = ts->empty;
+    if (m) {
+        ts->empty = m->next;
+        return m;
+    }
+    size_t bytes = sizeof(sp__mag) + (size_t)ts->mag_size * sizeof(sp__mentry);
+    m = (sp__mag *)pool_alloc(p, bytes, _Alignof(sp__mag));
+    if (!m) {
+        sp__log(p, SP__MSG_NOMEM, "magazine");
+        return NULL;
+    }
+    p->bytes += bytes;
+    m->n = 0;
+    m->next = NULL;
+    m->all = ts->all_mags;
+    ts->all_mags = m;
+    return m;
+}
+
+/* A magazine goes back to the depot (under the lock): whole if full, else its members to the
+   loose list. */
+static void mag_return(sp_pool *p, sp__mag *m) {
+    sp__ts *ts = p->ts;
+    if (!m) return;
+    if (m->n == ts->mag_size) {
+        m->next = ts->full;
+        ts->full = m;
+        return;
+    }
+    while (m->n > 0) {
+        uint32_t idx = m->e[--m->n].idx;
+        slot_at(p, idx)->next = ts->free_head;
+        ts->free_head = idx;
+    }
+    m->next = ts->empty;
+    ts->empty = m;
+}
+
+void sp__ts_flush_cache(sp_pool *p, sp__tcache *c) {
+    mag_return(p, c->loaded);
+    mag_return(p, c->prev);
+    c->loaded = c->prev = NULL;
+}
+
+/* The thread's first call on this pool: a cache (an orphan's, or a new one) with two empty
+   magazines, and an entry in the thread's table. NULL, with a line, when memory fails. */
+static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    (void)pthread_once(&g_key_once, key_create);
+    tl_table *t = tl_tab;
+    if (t && t->count == t->cap) { /* full: forget the entries of pools that are gone */
+        size_t keep = 0;
+        pthread_mutex_lock(&g_lock);
+        for (size_t i = 0; i < t->count; i++) {
+            bool alive = false;
+            for (const sp__ts *l = g_live; l; l = l->live_next) alive = alive || l->id == t->e[i].id;
+            if (alive) t->e[keep++] = t->e[i];
+        }
+        pthread_mutex_unlock(&g_lock);
+        t->count = keep;
+    }
+    size_t slot = t ? t->count : 0;
+    for (size_t i = 0; t && i < t->count; i++)
+        if (t->e[i].pool == p) slot = i; /* an earlier pool at this address: its entry is stale */
+    if (!t || (slot == t->count && t->count == t->cap)) {
+        size_t cap = t ? t->cap * 2u : 4u;
+        tl_table *grown = (tl_table *)realloc(t, sizeof *t + cap * sizeof(tl_entry));
+        if (!grown) {
+            sp__log(p, SP__MSG_NOMEM, "thread cache table");
+            return NULL;
+        }
+        if (!t) grown->count = 0;
+        grown->cap = cap;
+        t = tl_tab = grown;
+        pthread_setspecific(g_key, t);
+    }
+    sp__ts_lock(p);
+    sp__tcache *c = NULL;
+    for (sp__tcache *o = ts->caches; o && !c; o = o->next)
+        if (o->orphan) c = o;
+    bool fresh = !c;
+    if (fresh) {
+        c = (sp__tcache *)pool_alloc(p, sizeof *c, 64u);
+        if (c) {
+            memset(c, 0, sizeof *c);
+            p->bytes += sizeof *c;
+        }
+    }
+    if (c) {
+        c->loaded = sp__ts_mag_get(p);
+        c->prev = c->loaded ? sp__ts_mag_get(p) : NULL;
+        if (!c->prev) {
+            if (c->loaded) mag_return(p, c->loaded);
+            c->loaded = NULL;
+            if (fresh) {
+                pool_free(p, c, sizeof *c);
+                p->bytes -= sizeof *c;
+            }
+            c = NULL;
+        }
+    }
+    if (c && fresh) {
+        c->next = ts->caches;
+        ts->caches = c;
+    }
+    if (c) c->orphan = false;
+    sp__ts_unlock(p);
+    if (!c) return NULL;
+    if (slot == t->count) t->count++;
+    t->e[slot].pool = p;
+    t->e[slot].id = ts->id;
+    t->e[slot].cache = c;
+    return c;
+}
+
+/* The calling thread's cache of p, when it was not the last one looked up: the table, else a
+   new one. */
+SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
+    uint64_t id = p->ts->id;
+    sp__tcache *c = NULL;
+    tl_table *t = tl_tab;
+    for (size_t i = 0; t && i < t->count && !c; i++)
+        if (t->e[i].pool == p && t->e[i].id == id) c = t->e[i].cache;
+    if (!c) c = cache_register(p);
+    if (c) {
+        sp__tl.pool = p;
+        sp__tl.id = id;
+        sp__tl.cache = c;
+    }
+    return c;
+}
+
+/* ---- creation and destruction ---------------------------------------------------------- */
+
+/* Called by pool_create with the pool set up and its range reserved, before any member is
+   built. False, with the line naming the field, when the descriptor asks what a thread-safe
+   pool does not do. */
+bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
+    const char *why = d->threads != SP_THREADS_SAFE         ? "unknown threads mode"
+                      : d->magazine_size > SP__TS_MAX_MAGAZINE ? "magazine_size is larger than 65536"
+                      : d->buffer                           ? "buffer: a fixed buffer cannot hold the per-thread caches"
+                      : d->overflow == SP_OVERFLOW_RECLAIM  ? "overflow = SP_OVERFLOW_RECLAIM is not supported"
+                      : d->priority                         ? "priority is not supported (no reclaim)"
+                      : p->ordered                          ? "order = SP_ORDER_ACQUISITION is not supported"
+                                                            : NULL;
+    if (why) {
+        sp__log(p, SP__MSG_TS_BAD_DESC, why);
+        return false;
+    }
+    sp__ts *ts = (sp__ts *)pool_alloc(p, sizeof *ts, _Alignof(sp__ts));
+    if (!ts) {
+        sp__log(p, SP__MSG_NOMEM, "thread-safe state");
+        return false;
+    }
+    memset(ts, 0, sizeof *ts);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    int failed = pthread_mutex_init(&ts->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (failed) {
+        pool_free(p, ts, sizeof *ts);
+        sp__log(p, SP__MSG_NOMEM, "pool lock");
+        return false;
+    }
+    p->bytes += sizeof *ts;
+    ts->mag_size = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
+    ts->free_head = SP__NIL;
+    ts->tag = p->tag;
+    ts->acquired = p->acquired;
+    ts->released = p->acquired - sp__leased(p) - p->leased_disposed;
+    pthread_mutex_lock(&g_lock);
+    ts->id = g_next_id++;
+    ts->live_next = g_live;
+    g_live = ts;
+    pthread_mutex_unlock(&g_lock);
+    p->ts = ts;
+    p->ts_view = false;
+    /* The constant view (see struct sp_pool): set once, never written outside a window. */
+    p->tag = SP__TS_NO_TAG;
+    p->free_head = SP__NIL;
+    p->plain_acquire = p->plain_release = p->plain_reclaim = false;
+    p->release_slow = true;
+    p->plain_below = 0;
+    p->resolve_below = 0;
+    p->top_plain = 0;
+    p->top_items = 0;
+    p->top_count = 0;
+    p->top_first = 0;
+    p->live_ranges = 0;
+    sp__ts_publish(p);
+    return true;
+}
+
+/* sp_pool_destroy's start: refused inside one of the pool's hooks; else the pool leaves the
+   live list (thread exits stop touching it) and a window opens that sp__ts_free closes. */
+bool sp__ts_destroy_begin(sp_pool *p) {
+    sp__ts_lock(p);
+    bool refused = p->hook_depth > 0 || p->destroying || sp__ts_in_hook(p);
+    sp__ts_unlock(p);
+    if (refused) {
+        sp__log(p, SP__MSG_IN_HOOK, "sp_pool_destroy");
+        return false;
+    }
+    pthread_mutex_lock(&g_lock);
+    for (sp__ts **l = &g_live; *l; l = &(*l)->live_next) {
+        if (*l == p->ts) {
+            *l = p->ts->live_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+    sp__ts_window_begin(p, "sp_pool_destroy");
+    return true;
+}
+
+/* The end of sp_pool_destroy: the caches, magazines, fallback slots and the lock go. */
+void sp__ts_free(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    for (sp__tcache *c = ts->caches, *next; c; c = next) {
+        next = c->next;
+        pool_free(p, c, sizeof *c);
+    }
+    size_t bytes = sizeof(sp__mag) + (size_t)ts->mag_size * sizeof(sp__mentry);
+    for (sp__mag *m = ts->all_mags, *next; m; m = next) {
+        next = m->all;
+        pool_free(p, m, bytes);
+    }
+    if (!pool_reserved(p) && p->slots) {
+        pool_free(p, p->slots, (size_t)ts->slots_alloc * p->slot_size);
+#  if SP_DEBUG
+        pool_free(p, p->dbg, (size_t)ts->slots_alloc * sizeof *p->dbg);
+        p->dbg = NULL;
+#  endif
+        p->slots = NULL;
+    }
+    while (ts->window-- > 0) sp__ts_unlock(p);
+    pthread_mutex_destroy(&ts->lock);
+    p->ts = NULL;
+    /* the thread tables' last answers must not match a pool at this address again */
+    if (sp__tl.pool == p) sp__tl.pool = NULL;
+    pool_free(p, ts, sizeof *ts);
+}
+
+/* ---- what the lock-free paths read ----------------------------------------------------- */
+
+/* After every change of the ranges or slots (under the lock): the ranges and the slots that
+   exist, with atomic stores, the count last. */
+void sp__ts_publish(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < p->range_count && c < SP__RANGE_MAX; c++, n++) {
+        const sp__range *r = &p->ranges[c];
+        SP__STORE_RELAXED(&ts->pub[n].first, r->first);
+        SP__STORE_RELAXED(&ts->pub[n].count, r->items ? r->count : 0u);
+        SP__STORE_RELAXED(&ts->pub[n].items, (uintptr_t)r->items);
+    }
+    SP__STORE(&ts->pub_count, n);
+    SP__STORE(&ts->pub_slot_cap, p->slot_cap);
+}
+
+/* routes_update for a thread-safe pool: the ranges and slots are published; outside a window
+   nothing else changes (the constant view), inside one the 0.3 routes, never plain. */
+void sp__ts_routes(sp_pool *p) {
+    sp__ts_publish(p);
+    if (!p->ts_view) return;
+    p->plain_release = !p->on_release && !(p->scoring > 0 || p->tearing_down);
+    p->plain_acquire = !p->on_acquire && p->live_ranges <= 1u;
+    p->release_slow = p->on_release != NULL || p->scoring > 0 || p->tearing_down;
+    p->plain_below = 0;
+    p->resolve_below = 0;
+    p->top_plain = 0;
+    p->plain_reclaim = false;
+}
+
+/* The fallback's slots, for a thread-safe pool: allocated once (they must never move while
+   other threads read them), for max(max, SP__TS_FALLBACK_SLOTS) members; made to exist up to
+   `need` here. */
+bool sp__ts_slots_reserve(sp_pool *p, uint32_t need) {
+    sp__ts *ts = p->ts;
+    if (need > ts->slots_alloc) {
+        if (ts->slots_alloc) {
+            sp__log(p, SP__MSG_TS_SLOTS_FULL, ts->slots_alloc);
+            return false;
+        }
+        uint64_t cap = p->max > SP__TS_FALLBACK_SLOTS ? p->max : SP__TS_FALLBACK_SLOTS;
+        if (cap < need) cap = need;
+        if (cap > SP__SLOT_LIMIT) cap = SP__SLOT_LIMIT;
+        unsigned char *slots = (unsigned char *)pool_alloc(p, (size_t)cap * p->slot_size, _Alignof(sp__oslot));
+#  if SP_DEBUG
+        sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
+        if (slots && !dbg) {
+            pool_free(p, slots, (size_t)cap * p->slot_size);
+            slots = NULL;
+        }
+#  endif
+        if (!slots) {
+            sp__log(p, SP__MSG_NOMEM, "slots");
+            return false;
+        }
+        p->slots = slots;
+#  if SP_DEBUG
+        p->dbg = dbg;
+        p->bytes += (size_t)cap * sizeof *dbg;
+#  endif
+        p->bytes += (size_t)cap * p->slot_size;
+        ts->slots_alloc = (uint32_t)cap;
+    }
+    if (need <= p->slot_cap) return true;
+    sp__slots_init(p, p->slot_cap, need);
+#  if SP_DEBUG
+    memset(p->dbg + p->slot_cap, 0, (size_t)(need - p->slot_cap) * sizeof *p->dbg);
+#  endif
+    p->slot_cap = need;
+    sp__ts_publish(p);
+    return true;
+}
+
+/* ---- windows: the calls that need quiescence ------------------------------------------- */
+
+static uint64_t caches_sum(const sp__ts *ts, bool released) {
+    uint64_t n = 0;
+    for (const sp__tcache *c = ts->caches; c; c = c->next)
+        n += SP__LOAD_RELAXED(released ? &c->released : &c->acquired);
+    return n;
+}
+
+/* Under the lock: the peak of leased members, as far as anyone can tell (a refill or a stats
+   call sees the sum of the caches' counters). */
+void sp__ts_note_peak(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    uint64_t acquired = ts->acquired + caches_sum(ts, false);
+    uint64_t released = ts->released + caches_sum(ts, true);
+    uint64_t leased = acquired - released - p->leased_disposed;
+    if (leased > ts->peak) ts->peak = (size_t)leased;
+}
+
+/* The members of a magazine join the plain free list. */
+static void mag_drain(sp_pool *p, sp__mag *m) {
+    while (m && m->n > 0) {
+        uint32_t idx = m->e[--m->n].idx;
+        slot_at(p, idx)->next = p->free_head;
+        p->free_head = idx;
+    }
+}
+
+/* Opens a window: the lock is held until the window closes, every free member (the caches of
+   every thread, the depot, the loose list) joins the plain free list, the counters are summed
+   into the plain ones, and the plain view is installed, so that the 0.3 code runs as it does
+   for a pool of one thread. Other threads must not be inside a call on the pool, and their
+   last calls must happen before this one (a join or a barrier): debug builds check the first. */
+void sp__ts_window_begin(sp_pool *p, const char *call) {
+    sp__ts *ts = p->ts;
+    sp__ts_lock(p);
+    if (ts->window++ > 0) return;
+#  if SP_DEBUG
+    sp__tcache *own = sp__tl.pool == p && sp__tl.id == ts->id ? sp__tl.cache : NULL;
+    for (const sp__tcache *c = ts->caches; c; c = c->next)
+        if (c != own && SP__LOAD_RELAXED(&c->inside)) sp__log(p, SP__MSG_TS_NOT_QUIESCENT, call);
+#  else
+    (void)call;
+#  endif
+    sp__ts_note_peak(p);
+    ts->win_acquired = ts->acquired + caches_sum(ts, false);
+    ts->win_released = ts->released + caches_sum(ts, true);
+    p->acquired = ts->win_acquired;
+    size_t leased = (size_t)(ts->win_acquired - ts->win_released - p->leased_disposed);
+    p->peak_leased = ts->peak > leased ? ts->peak : leased; /* note_peak made it at least this */
+    p->headroom = (ptrdiff_t)(p->peak_leased - leased);
+    for (sp__tcache *c = ts->caches; c; c = c->next) {
+        mag_drain(p, c->loaded);
+        mag_drain(p, c->prev);
+    }
+    for (sp__mag *m = ts->full; m; m = m->next) mag_drain(p, m);
+    while (ts->full) {
+        sp__mag *m = ts->full;
+        ts->full = m->next;
+        m->next = ts->empty;
+        ts->empty = m;
+    }
+    while (ts->free_head != SP__NIL) {
+        uint32_t idx = ts->free_head;
+        ts->free_head = slot_at(p, idx)->next;
+        slot_at(p, idx)->next = p->free_head;
+        p->free_head = idx;
+    }
+    p->ts_view = true;
+    p->tag = ts->tag;
+    sp__ranges_index(p); /* the top range, live_ranges, the routes */
+}
+
+/* Closes it: the free list goes back to the loose list, the counts into the pool's own, and
+   the constant view returns. */
+void sp__ts_window_end(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    if (--ts->window > 0) {
+        sp__ts_unlock(p);
+        return;
+    }
+    ts->acquired += p->acquired - ts->win_acquired;
+    ts->released += (p->acquired - sp__leased(p) - p->leased_disposed) - ts->win_released;
+    if (p->peak_leased > ts->peak) ts->peak = p->peak_leased;
+    while (p->free_head != SP__NIL) {
+        uint32_t idx = p->free_head;
+        p->free_head = slot_at(p, idx)->next;
+        slot_at(p, idx)->next = ts->free_head;
+        ts->free_head = idx;
+    }
+    p->ts_view = false;
+    p->tag = SP__TS_NO_TAG;
+    p->top_items = 0;
+    p->top_count = 0;
+    p->top_first = 0;
+    p->live_ranges = 0;
+    p->plain_acquire = p->plain_release = false;
+    p->release_slow = true;
+    sp__ts_publish(p);
+    sp__ts_unlock(p);
+}
+
+/* ---- the calls any thread may make that are not per-member ------------------------------ */
+
+void sp__ts_stats(const sp_pool *pool, sp_stats *out) {
+    sp_pool *p = (sp_pool *)(uintptr_t)pool; /* the lock and the peak: bookkeeping */
+    sp__ts *ts = p->ts;
+    sp__ts_lock(p);
+    sp__ts_note_peak(p);
+    uint64_t acquired = ts->acquired + caches_sum(ts, false);
+    uint64_t released = ts->released + caches_sum(ts, true);
+    uint64_t leased = acquired - released - p->leased_disposed;
+    out->size = p->size;
+    out->leased = (size_t)leased;
+    out->free = p->size >= leased ? p->size - (size_t)leased : 0;
+    out->max = p->max;
+    out->peak_leased = ts->peak;
+    out->bytes = p->bytes;
+    out->created = p->created;
+    out->disposed = p->disposed;
+    out->acquired = acquired;
+    out->released = released;
+    out->reclaimed = p->reclaimed;
+    out->dropped = p->dropped;
+    out->grown_past_max = p->grown_past_max;
+    out->bytes_reserved = p->reserved_items_size + p->reserved_books_size;
+    sp__ts_unlock(p);
+}
+
+/* Builds up to n members into the loose list, under the lock. */
+size_t sp__ts_prewarm(sp_pool *p, size_t n) {
+    sp__ts_lock(p);
+    size_t built = 0;
+    if (p->allocating > 0) {
+        sp__log(p, SP__MSG_IN_ALLOCATOR, "sp_prewarm");
+        n = 0;
+    }
+    uint32_t first = SP__NIL, last = SP__NIL; /* handed out lowest address first, as 0.3 does */
+    while (built < n && (p->max == 0 || p->size < p->max)) {
+        uint32_t idx = sp__member_build(p, false);
+        if (idx == SP__NIL) break;
+        if (last == SP__NIL)
+            first = idx;
+        else
+            slot_at(p, last)->next = idx;
+        last = idx;
+        DBG_FREED(p, idx, item_at(p, idx));
+        built++;
+    }
+    if (last != SP__NIL) {
+        slot_at(p, last)->next = p->ts->free_head;
+        p->ts->free_head = first;
+    }
+    sp__ts_unlock(p);
+    return built;
+}
+
+/* sp_set_overflow / sp_set_max under the lock (growth reads them). */
+sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max) {
+    if (overflow && *overflow == SP_OVERFLOW_RECLAIM) {
+        sp__log(p, SP__MSG_TS_REFUSED, "sp_set_overflow", "no RECLAIM");
+        return SP_ERR_INVALID;
+    }
+    sp__ts_lock(p);
+    if (overflow) p->overflow = *overflow;
+    if (max) p->max = *max;
+    sp__ts_unlock(p);
+    return SP_OK;
+}
+
+#else /* no threads (single-threaded WebAssembly, MSVC): refused at creation */
+
+bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
+    (void)d;
+    sp__log(p, SP__MSG_TS_BAD_DESC, "this build has no threads (pthreads and GCC/Clang atomics)");
+    return false;
+}
+bool sp__ts_destroy_begin(sp_pool *p) {
+    (void)p;
+    return true;
+}
+void sp__ts_free(sp_pool *p) { (void)p; }
+void sp__ts_window_begin(sp_pool *p, const char *call) { (void)p, (void)call; }
+void sp__ts_window_end(sp_pool *p) { (void)p; }
+void sp__ts_routes(sp_pool *p) { (void)p; }
+void sp__ts_publish(sp_pool *p) { (void)p; }
+bool sp__ts_slots_reserve(sp_pool *p, uint32_t need) {
+    (void)p, (void)need;
+    return false;
+}
+void sp__ts_stats(const sp_pool *p, sp_stats *out) { (void)p, (void)out; }
+size_t sp__ts_prewarm(sp_pool *p, size_t n) {
+    (void)p, (void)n;
+    return 0;
+}
+sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max) {
+    (void)p, (void)overflow, (void)max;
+    return SP_ERR_INVALID;
+}
+
+#endif

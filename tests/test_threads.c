@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: Zlib */
+/* Thread-safe pools (SP_THREADS_SAFE) under 2-8 threads: local churn, members released on other
+   threads, racing double releases (exactly one winner), resolve racing release (never a member
+   of another life), thread exit returning caches, destruction after (and before) the threads
+   that used the pool exit, the registry, and a model check of ownership and counts at quiescent
+   points. The assertions are deterministic: each checks an invariant that holds whatever the
+   interleaving. They also run under ThreadSanitizer (build/tsan in `make test`). */
+#define _POSIX_C_SOURCE 200809L /* barriers, posix_memalign */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "sp_internal.h"
+#include "testutil.h"
+#include "threads_util.h"
+
+#include <sched.h>
+
+/* ---- local churn ------------------------------------------------------------------------ */
+
+typedef struct churn_arg {
+    sp_pool *pool;
+    int me, rounds;
+    atomic_int *violations;
+    long acquired;
+} churn_arg;
+
+static void *churn(void *v) {
+    churn_arg *a = (churn_arg *)v;
+    uint32_t seed = 0x9E3779B9u * (uint32_t)a->me + 1u;
+    member *held[16];
+    for (int r = 0; r < a->rounds; r++) {
+        int k = 1 + (int)(rnd(&seed) % 16u);
+        int got = 0;
+        for (int i = 0; i < k; i++) {
+            member *m = (member *)sp_acquire(a->pool);
+            if (!m) continue;
+            take(m, a->me, a->violations);
+            held[got++] = m;
+            a->acquired++;
+        }
+        while (got > 0) {
+            member *m = held[--got];
+            give_up(m, a->me, a->violations);
+            if (sp_release(a->pool, m) != SP_OK) atomic_fetch_add(a->violations, 1);
+        }
+    }
+    return NULL;
+}
+
+static void local_churn_keeps_members_exclusive_and_counts_exact(void **state) {
+    (void)state;
+    log_reset();
+    for (int threads = 2; threads <= 8; threads *= 2) {
+        /* 4 threads: the fallback's ranges (a counted allocator); 2 and 8: the reservation */
+        sp_desc d = threads == 4 ? ts_desc_counted("churn") : ts_desc("churn");
+        sp_pool *pool = sp_pool_create(&d);
+        assert_non_null(pool);
+        atomic_int violations = 0;
+        churn_arg args[8];
+        for (int i = 0; i < threads; i++) args[i] = (churn_arg){pool, i + 1, 3000, &violations, 0};
+        run_threads(threads, churn, args, sizeof args[0]);
+        assert_int_equal(atomic_load(&violations), 0);
+        long total = 0;
+        for (int i = 0; i < threads; i++) total += args[i].acquired;
+        sp_stats st;
+        sp_stats_get(pool, &st); /* quiescent: exact */
+        assert_int_equal(st.leased, 0);
+        assert_int_equal(st.acquired, (uint64_t)total);
+        assert_int_equal(st.released, (uint64_t)total);
+        assert_int_equal(st.free, st.size);
+        assert_true(st.size <= (size_t)threads * 16u + (size_t)threads * 2u * 8u + 4u);
+        assert_true(st.peak_leased <= (size_t)threads * 16u);
+        assert_true(sp__pool_check(pool));
+        sp_pool_destroy(pool);
+    }
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+    assert_int_equal(atomic_load(&g_log.warnings) + atomic_load(&g_log.errors), 0);
+}
+
+/* ---- producer / consumer: released on another thread ------------------------------------ */
+
+#define QCAP 64
+typedef struct queue {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    member *items[QCAP];
+    int head, count, producers_left;
+} queue;
+
+typedef struct pc_arg {
+    sp_pool *pool;
+    queue *q;
+    int me, n;
+    atomic_int *violations;
+    long moved;
+} pc_arg;
+
+static void *producer(void *v) {
+    pc_arg *a = (pc_arg *)v;
+    for (int i = 0; i < a->n; i++) {
+        member *m = (member *)sp_acquire(a->pool);
+        if (!m) {
+            atomic_fetch_add(a->violations, 1);
+            continue;
+        }
+        take(m, a->me, a->violations);
+        give_up(m, a->me, a->violations); /* handed over through the queue */
+        pthread_mutex_lock(&a->q->m);
+        while (a->q->count == QCAP) pthread_cond_wait(&a->q->cv, &a->q->m);
+        a->q->items[(a->q->head + a->q->count++) % QCAP] = m;
+        pthread_cond_broadcast(&a->q->cv);
+        pthread_mutex_unlock(&a->q->m);
+        a->moved++;
+    }
+    pthread_mutex_lock(&a->q->m);
+    a->q->producers_left--;
+    pthread_cond_broadcast(&a->q->cv);
+    pthread_mutex_unlock(&a->q->m);
+    return NULL;
+}
+
+static void *consumer(void *v) {
+    pc_arg *a = (pc_arg *)v;
+    for (;;) {
+        pthread_mutex_lock(&a->q->m);
+        while (a->q->count == 0 && a->q->producers_left > 0) pthread_cond_wait(&a->q->cv, &a->q->m);
+        if (a->q->count == 0) {
+            pthread_mutex_unlock(&a->q->m);
+            return NULL;
+        }
+        member *m = a->q->items[a->q->head];
+        a->q->head = (a->q->head + 1) % QCAP;
+        a->q->count--;
+        pthread_cond_broadcast(&a->q->cv);
+        pthread_mutex_unlock(&a->q->m);
+        take(m, a->me, a->violations);
+        give_up(m, a->me, a->violations);
+        if (sp_release(a->pool, m) != SP_OK) atomic_fetch_add(a->violations, 1);
+        a->moved++;
+    }
+}
+
+static void *pc_dispatch(void *v) {
+    pc_arg *a = (pc_arg *)v;
+    return a->n ? producer(v) : consumer(v);
+}
+
+static void members_released_on_other_threads_come_back(void **state) {
+    (void)state;
+    log_reset();
+    sp_desc d = ts_desc_counted("pc");
+    sp_pool *pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    queue q;
+    memset(&q, 0, sizeof q);
+    pthread_mutex_init(&q.m, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    q.producers_left = 2;
+    atomic_int violations = 0;
+    pc_arg args[4] = {{pool, &q, 1, 5000, &violations, 0}, {pool, &q, 2, 5000, &violations, 0},
+                      {pool, &q, 3, 0, &violations, 0}, {pool, &q, 4, 0, &violations, 0}};
+    run_threads(4, pc_dispatch, args, sizeof args[0]);
+    assert_int_equal(atomic_load(&violations), 0);
+    assert_int_equal(args[2].moved + args[3].moved, 10000);
+    sp_stats st;
+    sp_stats_get(pool, &st);
+    assert_int_equal(st.acquired, 10000);
+    assert_int_equal(st.released, 10000);
+    assert_int_equal(st.leased, 0);
+    assert_true(sp__pool_check(pool));
+    sp_pool_destroy(pool);
+    pthread_cond_destroy(&q.cv);
+    pthread_mutex_destroy(&q.m);
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+}
+
+/* ---- racing double releases ------------------------------------------------------------- */
+
+#define RACED 256
+#define RACERS 2  /* one per core of a small machine: both really run at once */
+#define RACE_ROUNDS 30
+typedef struct race_arg {
+    sp_pool *pool;
+    member **items;
+    atomic_int *wins, *ready; /* per member */
+    atomic_int *other_results;
+} race_arg;
+
+/* Both racers meet at each member before releasing it, so that their attempts overlap. */
+static void *race_release(void *v) {
+    race_arg *a = (race_arg *)v;
+    for (int k = 0; k < RACED; k++) {
+        atomic_fetch_add(&a->ready[k], 1);
+        while (atomic_load(&a->ready[k]) < RACERS) sched_yield();
+        sp_result r = sp_release(a->pool, a->items[k]);
+        if (r == SP_OK)
+            atomic_fetch_add(&a->wins[k], 1);
+        else if (r != SP_ERR_NOT_LEASED)
+            atomic_fetch_add(a->other_results, 1);
+    }
+    return NULL;
+}
+
+static atomic_int g_released_hooks;
+static void count_release(void *item, void *user) {
+    (void)item, (void)user;
+    atomic_fetch_add(&g_released_hooks, 1);
+}
+
+static void racing_double_releases_have_exactly_one_winner(void **state) {
+    (void)state;
+    for (int hooked = 0; hooked < 2; hooked++) { /* the CAS to FREE, and the one to RELEASING */
+        log_reset();
+        atomic_store(&g_released_hooks, 0);
+        sp_desc d = ts_desc("race");
+        if (hooked) d.on_release = count_release;
+        sp_pool *pool = sp_pool_create(&d);
+        assert_non_null(pool);
+        member *items[RACED];
+        atomic_int wins[RACED], ready[RACED];
+        int wrong = 0;
+        atomic_int other = 0;
+        for (int round = 0; round < RACE_ROUNDS; round++) {
+            for (int i = 0; i < RACED; i++) {
+                items[i] = (member *)sp_acquire(pool);
+                assert_non_null(items[i]);
+                atomic_init(&wins[i], 0);
+                atomic_init(&ready[i], 0);
+            }
+            race_arg args[RACERS];
+            for (int i = 0; i < RACERS; i++) args[i] = (race_arg){pool, items, wins, ready, &other};
+            run_threads(RACERS, race_release, args, sizeof args[0]);
+            for (int i = 0; i < RACED; i++) wrong += atomic_load(&wins[i]) != 1;
+        }
+        assert_int_equal(wrong, 0);
+        assert_int_equal(atomic_load(&other), 0);
+        /* each refusal says so */
+        assert_int_equal(atomic_load(&g_log.warnings), RACE_ROUNDS * RACED * (RACERS - 1));
+        assert_int_equal(atomic_load(&g_released_hooks), hooked ? RACE_ROUNDS * RACED : 0);
+        sp_stats st;
+        sp_stats_get(pool, &st);
+        assert_int_equal(st.leased, 0);
+        assert_int_equal(st.released, RACE_ROUNDS * RACED);
+        sp_pool_destroy(pool);
+    }
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+}
+
+/* ---- resolve racing release ------------------------------------------------------------- */
+
+#define DEAD_CAP 1024
+typedef struct resolve_shared {
+    sp_pool *pool;
+    atomic_ullong dead[DEAD_CAP]; /* handles whose release has returned */
+    atomic_uint dead_n;
+    atomic_ullong live_id[4];     /* handles the churners hold right now (0: none) */
+    sp_handle pinned[32];         /* held by the test for the whole run */
+    member *pinned_items[32];
+    atomic_int stop, wrong, resolved_live, resolved_dead;
+} resolve_shared;
+
+typedef struct resolve_arg {
+    resolve_shared *s;
+    int me;
+} resolve_arg;
+
+static void *resolve_churner(void *v) {
+    resolve_arg *a = (resolve_arg *)v;
+    resolve_shared *s = a->s;
+    while (!atomic_load(&s->stop)) { /* until the resolvers have done their share */
+        sp_handle h;
+        member *m = (member *)sp_acquire_handle(s->pool, NULL, &h);
+        if (!m) continue;
+        atomic_store(&m->id, h.id);
+        atomic_store(&s->live_id[a->me], h.id);
+        atomic_store(&s->live_id[a->me], 0);
+        sp_release(s->pool, m);
+        unsigned n = atomic_fetch_add(&s->dead_n, 1u);
+        atomic_store(&s->dead[n % DEAD_CAP], h.id);
+    }
+    return NULL;
+}
+
+static void *resolver(void *v) {
+    resolve_arg *a = (resolve_arg *)v;
+    resolve_shared *s = a->s;
+    uint32_t seed = 12345u + (uint32_t)a->me;
+    while (atomic_load(&s->dead_n) == 0) sched_yield(); /* the churners have begun */
+    for (int iter = 0; iter < 20000; iter++) {
+        /* a handle whose life ended before this load began: never resolves again */
+        unsigned n = atomic_load(&s->dead_n);
+        if (n) {
+            sp_handle h = {atomic_load(&s->dead[rnd(&seed) % (n < DEAD_CAP ? n : DEAD_CAP)])};
+            if (h.id && sp_resolve(s->pool, h)) atomic_fetch_add(&s->wrong, 1);
+            atomic_fetch_add(&s->resolved_dead, 1);
+        }
+        /* a handle leased for the whole run: always resolves, to its member */
+        int k = (int)(rnd(&seed) % 32u);
+        if (sp_resolve(s->pool, s->pinned[k]) != s->pinned_items[k]) atomic_fetch_add(&s->wrong, 1);
+        /* a handle being released right now: NULL, or a member of this pool (racing only) */
+        for (int c = 0; c < 2; c++) {
+            sp_handle h = {atomic_load(&s->live_id[c])};
+            if (h.id && sp_resolve(s->pool, h)) atomic_fetch_add(&s->resolved_live, 1);
+        }
+    }
+    return NULL;
+}
+
+static void *resolve_churners_then_stop(void *v) {
+    resolve_arg *a = (resolve_arg *)v;
+    if (a->me >= 2) return resolver(v);
+    resolve_churner(v);
+    return NULL;
+}
+
+static void resolve_racing_release_never_returns_another_life(void **state) {
+    (void)state;
+    log_reset();
+    sp_desc d = ts_desc("resolve");
+    sp_pool *pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    resolve_shared *s = (resolve_shared *)calloc(1, sizeof *s);
+    assert_non_null(s);
+    s->pool = pool;
+    for (int i = 0; i < 32; i++) {
+        s->pinned_items[i] = (member *)sp_acquire_handle(pool, NULL, &s->pinned[i]);
+        assert_non_null(s->pinned_items[i]);
+    }
+    pthread_t t[4];
+    resolve_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (resolve_arg){s, i};
+        assert_int_equal(pthread_create(&t[i], NULL, resolve_churners_then_stop, &args[i]), 0);
+    }
+    pthread_join(t[2], NULL); /* the resolvers, after their 20000 rounds each */
+    pthread_join(t[3], NULL);
+    atomic_store(&s->stop, 1);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    assert_int_equal(atomic_load(&s->wrong), 0);
+    assert_int_equal(atomic_load(&s->resolved_dead), 2 * 20000);
+    assert_int_equal(atomic_load(&g_log.warnings), 0); /* stale handles are silent */
+    for (int i = 0; i < 32; i++) assert_int_equal(sp_release(pool, s->pinned_items[i]), SP_OK);
+    sp_pool_destroy(pool);
+    free(s);
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+}
+
+/* ---- thread exit ------------------------------------------------------------------------ */
+
+typedef struct exit_arg {
+    sp_pool *pool;
+    int n;
+    pthread_barrier_t *done, *gone; /* NULL: exit right away */
+} exit_arg;
+
+static void *fill_then_release(void *v) {
+    exit_arg *a = (exit_arg *)v;
+    member **held = (member **)calloc((size_t)a->n, sizeof *held);
+    for (int i = 0; i < a->n; i++) held[i] = (member *)sp_acquire(a->pool);
+    for (int i = 0; i < a->n; i++)
+        if (held[i]) sp_release(a->pool, held[i]);
+    free(held);
+    if (a->done) {
+        pthread_barrier_wait(a->done); /* the pool is destroyed meanwhile */
+        pthread_barrier_wait(a->gone);
+    }
+    return NULL;
+}
+
+static void thread_exit_returns_its_cached_members(void **state) {
+    (void)state;
+    log_reset();
+    sp_desc d = ts_desc_counted("exit");
+    d.max = 100;
+    d.magazine_size = 16;
+    sp_pool *pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    exit_arg a = {pool, 100, NULL, NULL};
+    run_threads(1, fill_then_release, &a, sizeof a);
+    /* The exited thread's two magazines (up to 32 members, one of them partial) came back: all
+       100 members are there for this thread, none dropped. */
+    member *held[100];
+    for (int i = 0; i < 100; i++) {
+        held[i] = (member *)sp_acquire(pool);
+        assert_non_null(held[i]);
+    }
+    assert_null(sp_acquire(pool)); /* saturated: a drop */
+    sp_stats st;
+    sp_stats_get(pool, &st);
+    assert_int_equal(st.size, 100);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(st.leased, 100);
+    for (int i = 0; i < 100; i++) sp_release(pool, held[i]);
+    sp_pool_destroy(pool);
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+}
+
+static void pool_destroyed_before_or_after_its_threads_exit(void **state) {
+    (void)state;
+    log_reset();
+    /* after: threads that used it are gone */
+    sp_desc d = ts_desc_counted("after");
+    sp_pool *pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    exit_arg args[3] = {{pool, 50, NULL, NULL}, {pool, 70, NULL, NULL}, {pool, 30, NULL, NULL}};
+    run_threads(3, fill_then_release, args, sizeof args[0]);
+    sp_pool_destroy(pool);
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+    /* before: the thread is alive, idle, when the pool goes; it exits later (its table still
+       names the pool), and a new pool may sit at the same address meanwhile */
+    pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    pthread_barrier_t done, gone;
+    pthread_barrier_init(&done, NULL, 2);
+    pthread_barrier_init(&gone, NULL, 2);
+    exit_arg a = {pool, 40, &done, &gone};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fill_then_release, &a), 0);
+    pthread_barrier_wait(&done);
+    sp_pool_destroy(pool);
+    sp_pool *again = sp_pool_create(&d);
+    assert_non_null(again);
+    void *m = sp_acquire(again);
+    assert_non_null(m);
+    pthread_barrier_wait(&gone);
+    pthread_join(t, NULL);
+    assert_int_equal(sp_release(again, m), SP_OK);
+    sp_pool_destroy(again);
+    pthread_barrier_destroy(&done);
+    pthread_barrier_destroy(&gone);
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+    assert_int_equal(atomic_load(&g_log.warnings) + atomic_load(&g_log.errors), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(local_churn_keeps_members_exclusive_and_counts_exact),
+        cmocka_unit_test(members_released_on_other_threads_come_back),
+        cmocka_unit_test(racing_double_releases_have_exactly_one_winner),
+        cmocka_unit_test(resolve_racing_release_never_returns_another_life),
+        cmocka_unit_test(thread_exit_returns_its_cached_members),
+        cmocka_unit_test(pool_destroyed_before_or_after_its_threads_exit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
