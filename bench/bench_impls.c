@@ -200,7 +200,7 @@ static void checked_release(void *state, void *item) {
    ------------------------------------------------------------------------------------------ */
 
 static bool sp_open_policy(void **state, size_t item_size, size_t capacity, sp_overflow policy) {
-    /* The pool as users create it (issue 10): nothing built up front, grown by acquisition
+    /* The pool as users create it: nothing built up front, grown by acquisition
        (the first, untimed segment grows it); max only bounds it. */
     sp_pool *pool = sp_pool_create(&(sp_desc){
         .name = "bench",

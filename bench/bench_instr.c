@@ -78,17 +78,13 @@ static bool instr_presized_open(void **state, size_t item_size, size_t capacity)
                                            .initial = capacity, .max = capacity});
 }
 
-/* The thread-safe pool (issue 13's API, 0.4.0: sp_desc.threads), the rest as the default pool:
-   its pair on one thread is what the thread-safe mode costs against the plain pool. Compiled
-   once the library has thread-safe pools; the lead removes the guard at merge. Until then
-   `spinstr has spawnpool_ts` fails and bench/instr.sh writes a not_built row. */
-#if SP_VERSION_NUMBER >= 400
+/* The thread-safe pool (sp_desc.threads = SP_THREADS_SAFE), the rest as the default pool:
+   its pair on one thread is what the thread-safe mode costs against the plain pool. */
 static bool instr_ts_open(void **state, size_t item_size, size_t capacity) {
     (void)capacity;
     return instr_sp_open(state, &(sp_desc){.name = "instr", .item_size = item_size,
                                            .threads = SP_THREADS_SAFE});
 }
-#endif
 
 static const bench_impl instr_impls[] = {
     {"spawnpool", instr_default_open, instr_sp_close, instr_sp_acquire, instr_sp_release, NULL},
@@ -96,9 +92,7 @@ static const bench_impl instr_impls[] = {
      NULL},
     {"spawnpool_presized", instr_presized_open, instr_sp_close, instr_sp_acquire,
      instr_sp_release, NULL},
-#if SP_VERSION_NUMBER >= 400
     {"spawnpool_ts", instr_ts_open, instr_sp_close, instr_sp_acquire, instr_sp_release, NULL},
-#endif
 };
 
 static const bench_impl *find_impl(const char *name) {

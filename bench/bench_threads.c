@@ -30,7 +30,7 @@
     cores_at_min (the threads' CPU time over the wall time) and cpu_wait_at_min describe the
     repeat of the minimum. The CSV's n column is the thread count.
 
-    Implementations: spawnpool_ts (a thread-safe pool, issue 13's API), spawnpool (the plain
+    Implementations: spawnpool_ts (a thread-safe pool), spawnpool (the plain
     pool, one thread only: the reference for the thread-safe mode's cost), spawnpool_mutex (the
     plain pool behind a pthread mutex: the naive answer), boost_singleton (boost::singleton_pool
     and its mutex), gslice, glibc, mimalloc, tcmalloc and jemalloc (bench_impls.c's peers, which
@@ -66,11 +66,7 @@ enum {
    beyond what the workload has live, so no max for any spawnpool variant here). */
 static sp_pool *tb_pool_create(const char *name, bool thread_safe) {
     sp_desc desc = {.name = name, .item_size = ITEM};
-#if SP_VERSION_NUMBER >= 400
     if (thread_safe) desc.threads = SP_THREADS_SAFE; /* magazine_size 0: the library's default */
-#else
-    (void)thread_safe;
-#endif
     sp_pool *pool = sp_pool_create(&desc);
     if (pool == NULL) fprintf(stderr, "spbench: sp_pool_create failed for %s\n", name);
     return pool;
@@ -84,20 +80,14 @@ static void pool_close(void *state) { sp_pool_destroy(state); }
 static void *pool_acquire(void *state) { return sp_acquire(state); }
 static void pool_release(void *state, void *item) { (void)sp_release(state, item); }
 
-/* The thread-safe pool. Written against the agreed API (sp_desc.threads = SP_THREADS_SAFE,
-   sp_desc.magazine_size), which arrives with 0.4.0 in another branch: until then this impl is
-   compiled out and its rows say "not built". The lead removes the guard at merge. */
-#if SP_VERSION_NUMBER >= 400
+/* The thread-safe pool (sp_desc.threads = SP_THREADS_SAFE, the default magazine size). */
 static bool ts_open(void **state, size_t item_size, size_t capacity) {
     (void)item_size, (void)capacity;
     return (*state = tb_pool_create("bench_ts", true)) != NULL;
 }
 static const bench_impl impl_ts = {"spawnpool_ts", ts_open, pool_close, pool_acquire,
                                    pool_release, NULL};
-#define TB_HAVE_TS 1
-#else
-#define TB_HAVE_TS 0
-#endif
+#define TB_HAVE_TS 1 /* a build against a library without thread-safe pools sets 0 */
 
 /* The naive answer: the plain pool, every call under one pthread mutex. */
 typedef struct mutex_pool {
