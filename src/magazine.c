@@ -334,7 +334,7 @@ void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
         return NULL;
     }
     uint32_t word = ts_word(p, idx);
-    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) == (life << SP__FLAG_BITS | SP__LEASED))
+    if ((word & ~(uint32_t)(SP__BUSY | SP__RELEASING)) == life << SP__FLAG_BITS) /* LEASED is 0 */
         return ts_item_at(p, idx);
     if (life >= p->life_first && life < word >> SP__FLAG_BITS) return NULL; /* stale: silent */
     uint32_t st = word & SP__STATE_MASK;
