@@ -105,9 +105,14 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
 
 
 /* What the header's inline sp_resolve does not finish (its route, or a handle that does not
-   name a leased member): the same as resolve_other, exported under the name of the hot
-   prefix's layout (see include/spawnpool.h). */
-void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
+   name a leased member not busy in a hook): the same as resolve_other, exported under the name
+   of the hot prefix's layout (see include/spawnpool.h). d is the id less the pool's tag_bits
+   (the id itself for a NULL pool), so that the inline code keeps no copy of the id. */
+void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d) {
+    sp_handle handle;
+    handle.id = pool ? d + pool->tag_bits : d;
+    return resolve_other(pool, handle);
+}
 
 
 /* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's
