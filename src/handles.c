@@ -113,7 +113,7 @@ void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d) {
        not read): the inline test here, gated by its route (ordered_acquire: never set for a
        pool the fast paths must leave alone). The low 36 bits of d are the slot index exactly
        when the tag is the pool's; the word compared whole is "leased in that life, no hook". */
-    if (pool && pool->ordered_acquire != 0u && (d & ((UINT64_C(1) << 36) - 1u)) < pool->slot_cap) {
+    if (pool && pool->ordered_acquire && (d & ((UINT64_C(1) << 36) - 1u)) < pool->slot_cap) {
         uint32_t idx = (uint32_t)d, leased_word = (uint32_t)(d >> 32);
         uint32_t word = ((const sp__oslot *)(const void *)pool->slots)[idx].s.word;
         if (word == leased_word) return (void *)(pool->items0 + (uintptr_t)idx * pool->stride);

@@ -46,7 +46,7 @@ void sp__routes_update(sp_pool *p) {
     p->resolve_below = !p->ordered && p->live_ranges <= 1u ? (uint64_t)p->slot_cap << 28 : 0u;
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
-    p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u ? SP__NIL : 0u;
+    p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;
     p->release_slow = p->on_release != NULL || divert;
     p->top_ordered = p->ordered && !p->release_slow ? p->top_count : 0u;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
@@ -299,8 +299,8 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
 /* A free member of a pool that is not plain, or no free member: out of line. */
 SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
-    if (SP__LIKELY(idx < p->ordered_acquire)) return acquire_ordered(p, idx); /* free, ordered */
     if (idx == SP__NIL) return acquire_empty(p, arg, force);
+    if (p->ordered_acquire) return acquire_ordered(p, idx);
     return acquire_listed(p, idx, arg);
 }
 

@@ -144,10 +144,6 @@ struct sp_pool {
     uint32_t top_count;     /* the top range's recognised members */
     /* warm: the routes' inputs and the out-of-line paths */
     uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
-    uint32_t ordered_acquire; /* SP__NIL for an acquisition-order pool without on_acquire, of one
-                                 live range, else 0 (the route): a free head below it is popped
-                                 and appended to the lease list in line (sp__acquire_other), in
-                                 one compare that also says "a free member" */
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
     bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
                             pop, a count and the member's place in the top range */
@@ -155,6 +151,8 @@ struct sp_pool {
     bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
     bool release_slow;   /* a release that is not plain takes release_general: on_release is
                             set, or a priority callback or a teardown is running (routes_update) */
+    bool ordered_acquire; /* acquisition order, no on_acquire, one live range: a free member is
+                             popped and appended to the lease list in line (sp__acquire_other) */
     uint64_t top_ordered; /* top_count when an acquisition-order pool's releases of the top
                              range need no hook and no diversion (release_ordered), else 0 */
     uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */
