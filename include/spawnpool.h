@@ -555,11 +555,12 @@ SP_API bool sp_is_leased(const sp_pool *pool, const void *item);
    thousands a frame; so unless SP_NO_INLINE is defined, sp_resolve is defined here and reads
    the pool's first fields, struct sp__pool_hot (private: the library's struct sp_pool starts
    with exactly these, which src/sp_internal.h asserts at compile time). A pool whose route says
-   otherwise (a fallback pool of several ranges, a thread-safe pool: resolve_below 0) and every
-   handle that does not name a leased member go to the library's sp__resolve_slow_l1, which logs
-   and counts as sp_resolve always did.
+   otherwise (an acquisition-order pool, whose slots are 16 bytes; a fallback pool of several
+   ranges; a thread-safe pool: resolve_below 0) and every handle that does not name a leased
+   member, or names one while a hook runs on it, go to the library's sp__resolve_slow_l2, which
+   logs and counts as sp_resolve always did.
    What it costs: the prefix is ABI. The out-of-line part is named after the prefix's layout
-   (_l1), so a program built against one layout and run with a library of another fails to link
+   (_l2), so a program built against one layout and run with a library of another fails to link
    or load instead of misreading a pool; a library version that changes the prefix renames it.
    Define SP_NO_INLINE (before including this header, in every file) to call the exported
    sp_resolve instead and depend on no layout. */
@@ -567,43 +568,49 @@ struct sp__pool_hot {
     uint32_t _free_head, _plain_below;
     uintptr_t _top_items;
     uint64_t _stride_inv, _top_plain, _top_first;
-    unsigned char *slots; /* a slot's first 32 bits are its word: life << 4 | flags */
+    unsigned char *slots; /* 8 bytes a slot here; a slot's first 32 bits are its word, life << 4 | flags */
     size_t stride;
     uintptr_t items0; /* where slot 0's member would lie: member i is at items0 + i * stride */
     uint64_t _acquired;
     ptrdiff_t _headroom;
     size_t _peak_leased;
     uint64_t tag_bits;      /* the pool's tag, in place in a handle */
-    uint64_t resolve_below; /* slot indices below this resolve here; 0: none (the route) */
-    uint32_t _stride_rot, slot_size;
+    uint64_t resolve_below; /* slot indices below this, shifted left by 28, resolve here; 0: none */
+    uint32_t _stride_rot, _slot_size;
     uint32_t life_first; /* the lowest life this pool hands out */
 };
-SP_API void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle);
+/* The resolves the inline one does not finish; d is the handle's id less the pool's tag_bits
+   (the id itself when pool is NULL), so that the caller keeps no copy of the id. */
+SP_API void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d);
+#if defined(__GNUC__) || defined(__clang__)
+#  define SP__HOT_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#  define SP__HOT_LIKELY(x) (x)
+#endif
 /* The resolve itself (also the body of the library's exported sp_resolve). */
 static inline void *sp__resolve_inline(const sp_pool *pool, sp_handle handle) {
     const struct sp__pool_hot *hot = (const struct sp__pool_hot *)(const void *)pool;
+    uint64_t d = handle.id;
     if (pool) {
         /* The handle less the pool's tag in place: the low 36 bits are the slot index exactly
-           when the tag is the pool's (any other leaves 2^24 or more there), and the top 28 the
-           life, so bits 32.. are life << 4, the word of that life leased (LEASED is state 0;
-           BUSY and RELEASING, bits 2 and 3, may be set while a hook runs). */
-        uint64_t d = handle.id - hot->tag_bits;
-        uint64_t idx = d & ((UINT64_C(1) << 36) - 1u);
-        if (idx < hot->resolve_below) {
-            uint32_t word = *(const uint32_t *)(const void *)(hot->slots + idx * hot->slot_size);
-            uint32_t leased_word = (uint32_t)(d >> 32); /* life << 4 */
-            /* word - leased_word in 64 bits is the word's flags when the lives match, so it has
-               no bit but 2 and 3 set exactly when the member is leased in the handle's life; it
-               is in [16, 2^32) exactly when the slot has moved past that life (below: wraps). */
-            uint64_t diff = (uint64_t)word - (uint64_t)leased_word;
-            if ((diff & ~(uint64_t)12u) == 0) return (void *)(hot->items0 + (uintptr_t)idx * hot->stride);
-            /* A life of this pool that the slot has moved past: stale, the expected case,
-               silent (the library's own test, in line). */
-            if (diff - 16u < (UINT64_C(1) << 32) - 16u && leased_word >> 4 >= hot->life_first)
-                return NULL;
+           when the tag is the pool's (any other leaves 2^24 or more there), and the top 32 are
+           life << 4, the word of that life leased (LEASED is state 0). Shifted left by 28, the
+           low 36 bits alone are compared with the route: tag and slot range in one compare. */
+        d -= hot->tag_bits;
+        if (SP__HOT_LIKELY((d << 28) < hot->resolve_below)) {
+            uint32_t idx = (uint32_t)d; /* bits 24..35 are 0 here */
+            uint32_t leased_word = (uint32_t)(d >> 32);
+            const uint32_t *word = (const uint32_t *)(const void *)(hot->slots + (size_t)idx * 8u);
+            if (SP__HOT_LIKELY(*word == leased_word))
+                return (void *)(hot->items0 + (uintptr_t)idx * hot->stride);
+            /* A life of this pool that the slot has moved past (its life is above the
+               handle's): stale, the expected case, silent (the library's own test, in line).
+               A member leased in this life while a hook runs on it (BUSY) goes to the library. */
+            if (*word > (leased_word | 15u) && leased_word >> 4 >= hot->life_first) return NULL;
+            d = (uint64_t)leased_word << 32 | idx; /* the same d, rebuilt: no copy kept */
         }
     }
-    return sp__resolve_slow_l1(pool, handle);
+    return sp__resolve_slow_l2(pool, d);
 }
 #if !defined(SP_NO_INLINE)
 static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {

@@ -118,9 +118,25 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
 
 
 /* What the header's inline sp_resolve does not finish (its route, or a handle that does not
-   name a leased member): the same as resolve_other, exported under the name of the hot
-   prefix's layout (see include/spawnpool.h). */
-void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
+   name a leased member not busy in a hook): the same as resolve_other, exported under the name
+   of the hot prefix's layout (see include/spawnpool.h). d is the id less the pool's tag_bits
+   (the id itself for a NULL pool), so that the inline code keeps no copy of the id. */
+void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d) {
+    /* An acquisition-order pool of one live range (16-byte slots, which the inline code does
+       not read): the inline test here, gated by its route (ordered_acquire: never set for a
+       pool the fast paths must leave alone). The low 36 bits of d are the slot index exactly
+       when the tag is the pool's; the word compared whole is "leased in that life, no hook". */
+    if (pool && pool->ordered_acquire && (d & ((UINT64_C(1) << 36) - 1u)) < pool->slot_cap) {
+        uint32_t idx = (uint32_t)d, leased_word = (uint32_t)(d >> 32);
+        uint32_t word = ((const sp__oslot *)(const void *)pool->slots)[idx].s.word;
+        if (word == leased_word) return (void *)(pool->items0 + (uintptr_t)idx * pool->stride);
+        /* stale: a life of this pool the slot has moved past, silent */
+        if (word > (leased_word | 15u) && leased_word >> 4 >= pool->life_first) return NULL;
+    }
+    sp_handle handle;
+    handle.id = pool ? d + pool->tag_bits : d;
+    return resolve_other(pool, handle);
+}
 
 
 /* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's

@@ -46,7 +46,8 @@ void sp__routes_update(sp_pool *p) {
     p->plain_release = !p->ordered && !p->on_release && !divert;
     p->plain_acquire = !p->ordered && !p->on_acquire && p->live_ranges <= 1u;
     p->plain_below = p->plain_acquire ? SP__NIL : 0u;
-    p->resolve_below = p->live_ranges <= 1u ? p->slot_cap : 0u;
+    /* The inline resolve reads 8-byte slots: acquisition-order pools resolve out of line. */
+    p->resolve_below = !p->ordered && p->live_ranges <= 1u ? (uint64_t)p->slot_cap << 28 : 0u;
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
     p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;

@@ -135,8 +135,9 @@ struct sp_pool {
     ptrdiff_t headroom;
     size_t peak_leased;
     uint64_t tag_bits;      /* tag << SP__SLOT_BITS: a handle's tag in place */
-    uint64_t resolve_below; /* slot_cap when one live range holds every member, else 0: a
-                               handle's slot index below it resolves in line (sp_resolve) */
+    uint64_t resolve_below; /* slot_cap << 28 when the pool is in memory order (8-byte slots)
+                               and one live range holds every member, else 0: a handle whose
+                               slot index (tag subtracted) is below slot_cap resolves in line */
     uint32_t stride_rot;    /* stride = odd << stride_rot */
     uint32_t slot_size;     /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
     uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
@@ -227,7 +228,7 @@ struct sp_pool {
 };
 
 /* The header's inline sp_resolve reads these fields through struct sp__pool_hot: they must lie
-   where it says (and sp__resolve_slow_l1 be renamed if they ever move). */
+   where it says (and sp__resolve_slow_l2 be renamed if they ever move or change meaning). */
 #define SP__HOT_AT(f, g) (offsetof(struct sp_pool, f) == offsetof(struct sp__pool_hot, g))
 #if defined(__cplusplus)
 #  define SP__STATIC_ASSERT(c, m) static_assert(c, m)
@@ -236,7 +237,7 @@ struct sp_pool {
 #endif
 SP__STATIC_ASSERT(SP__HOT_AT(slots, slots) && SP__HOT_AT(stride, stride) &&
                       SP__HOT_AT(items0, items0) && SP__HOT_AT(tag_bits, tag_bits) &&
-                      SP__HOT_AT(resolve_below, resolve_below) && SP__HOT_AT(slot_size, slot_size) &&
+                      SP__HOT_AT(resolve_below, resolve_below) && SP__HOT_AT(slot_size, _slot_size) &&
                       SP__HOT_AT(life_first, life_first),
                   "struct sp_pool must begin as struct sp__pool_hot (include/spawnpool.h)");
 

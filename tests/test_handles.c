@@ -170,6 +170,65 @@ static void null_and_forged_handles_resolve_to_null(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+/* Whatever the slot's state (leased, leased with a hook running on it, free), a handle that
+   names it with another tag never resolves, even where the tag differs only in the bits that
+   lie beside the slot word's flags once the pool's tag is subtracted (bits 32..35), with the
+   life that makes the rest of the word match; and a member whose hook is running resolves
+   through its own handle (the inline resolve hands it to the library). */
+typedef struct busy_probe {
+    sp_pool *pool;
+    sp_handle own; /* the member's handle, taken before the hook */
+    int resolved_in_hook, foreign_in_hook;
+} busy_probe;
+
+static int tag_variants_resolving(sp_pool *p, sp_handle h) {
+    int n = 0;
+    uint64_t tag = TAG_OF(h), idx = SLOT_OF(h), life = LIFE_OF(h);
+    for (uint64_t t = 1; t <= 0xFFFu; t++) {
+        if (t == tag) continue;
+        for (uint64_t l = life - 1u; l <= life + 1u; l++) {
+            sp_handle f = {l << 36 | t << 24 | idx};
+            if (sp_resolve(p, f)) n++;
+        }
+    }
+    return n;
+}
+
+static busy_probe the_probe; /* the desc's user belongs to test_env's create hooks */
+
+static void busy_probe_release(void *item, void *user) {
+    (void)user;
+    busy_probe *b = &the_probe;
+    if (sp_resolve(b->pool, b->own) == item) b->resolved_in_hook++;
+    b->foreign_in_hook += tag_variants_resolving(b->pool, b->own);
+}
+
+static void another_tag_never_resolves_in_any_slot_state(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "tags", 32);
+    busy_probe b = {0};
+    d.on_release = busy_probe_release;
+    sp_pool *p = sp_pool_create(&d);
+    b.pool = p;
+    the_probe = b;
+    void *a = sp_acquire(p);
+    void *c = sp_acquire(p);
+    sp_handle ha = sp_handle_of(p, a), hc = sp_handle_of(p, c);
+    assert_int_equal(tag_variants_resolving(p, ha), 0); /* leased */
+    the_probe.own = hc;
+    assert_int_equal(sp_release(p, c), SP_OK); /* busy while on_release runs */
+    assert_int_equal(the_probe.resolved_in_hook, 1);
+    assert_int_equal(the_probe.foreign_in_hook, 0);
+    assert_null(sp_resolve(p, hc)); /* stale */
+    sp_handle next_life = {hc.id + (1ull << 36)}; /* the free slot's word has this life */
+    assert_null(sp_resolve(p, next_life));
+    assert_int_equal(tag_variants_resolving(p, next_life), 0); /* free */
+    assert_ptr_equal(sp_resolve(p, ha), a);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void handle_from_another_live_pool_never_resolves(void **state) {
     (void)state;
     test_env env;
@@ -396,6 +455,7 @@ int main(void) {
         cmocka_unit_test(handle_of_anything_but_a_leased_member_is_null),
         cmocka_unit_test(null_and_forged_handles_resolve_to_null),
         cmocka_unit_test(handle_from_another_live_pool_never_resolves),
+        cmocka_unit_test(another_tag_never_resolves_in_any_slot_state),
         cmocka_unit_test(live_pools_have_distinct_tags),
         cmocka_unit_test(is_leased_is_true_only_for_leased_members),
         cmocka_unit_test(exhausted_generation_retires_the_slot),
