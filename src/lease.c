@@ -267,11 +267,12 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
         void *item = reclaim_oldest_plain(p);
         if (item) return item;
     }
-    /* A thread-safe pool has no free list outside a window (and no plain reclaim): every
-       acquisition lands here. After the reclaim, which then pays nothing for it. */
-    if (SP__TS(p)) return sp__ts_acquire(p, arg, force);
     return acquire_slow(p, arg, force);
 }
+
+
+/* A thread-safe pool's fast acquire in a window (its plain view), or in a callback of one. */
+void *sp__acquire_empty(sp_pool *p, const void *arg, bool force) { return acquire_empty(p, arg, force); }
 
 
 /* A free member of an acquisition-order pool without on_acquire, of one live range: lease()
@@ -305,7 +306,12 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
 /* A free member of a pool that is not plain, or no free member: out of line. */
 SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
-    if (idx == SP__NIL) return acquire_empty(p, arg, force);
+    if (idx == SP__NIL) {
+        /* A thread-safe pool has no free list outside a window: every acquisition lands here,
+           where a plain pool pays one test only when it has no free member. */
+        if (p->ts) return sp__ts_acquire_fast(p, arg, force);
+        return acquire_empty(p, arg, force);
+    }
     if (p->ordered_acquire) return acquire_ordered(p, idx);
     return acquire_listed(p, idx, arg);
 }
@@ -530,14 +536,27 @@ static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
 }
 
 
-static SP__NOINLINE sp_result release_unmatched(sp_pool *pool, uint64_t q) {
-    if (q < pool->top_ordered) return release_ordered(pool, pool->top_first + q);
+/* The pointer whose member number against top_items is q (see release_unmatched). */
+static inline sp_result release_number(sp_pool *pool, uint64_t q) {
     uint64_t odd = (uint64_t)pool->stride >> pool->stride_rot;
     uint64_t x = q * odd;
     uint32_t r = pool->stride_rot;
     x = (x << r) | (x >> ((64u - r) & 63u));
     return release_other(pool, (void *)(pool->top_items + (uintptr_t)x));
 }
+
+
+static SP__NOINLINE sp_result release_unmatched(sp_pool *pool, uint64_t q) {
+    if (q < pool->top_ordered) return release_ordered(pool, pool->top_first + q);
+    /* A thread-safe pool (never ordered): its top_items is its fast range's start, so q is the
+       slot index of a member of that range (sp__ts_release_fast checks it). */
+    if (pool->ts) return sp__ts_release_fast(pool, q);
+    return release_number(pool, q);
+}
+
+
+/* The thread-safe fast release's fallback: the general path, from the same q. */
+sp_result sp__release_number(sp_pool *pool, uint64_t q) { return release_number(pool, q); }
 
 
 /* A plain pool's member of the top range that is not releasable in the plain way (refusals, a

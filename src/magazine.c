@@ -176,6 +176,33 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
 }
 
 
+/* The fast acquire (sp__acquire_other's dispatch): the thread's last cache, a member in its
+   loaded magazine, no on_acquire, a release build. The member is FREE in this thread's
+   magazine, so no other thread changes its word: one release store publishes the lease.
+   Anything else takes the general path; a window (its plain view: the caches are drained, so
+   the loaded magazine is empty) the plain one. */
+void *sp__ts_acquire_fast(sp_pool *p, const void *arg, bool force) {
+#  if !SP_DEBUG
+    const sp__ts *ts = p->ts;
+    if (SP__LIKELY(sp__tl.id == ts->id)) {
+        sp__tcache *c = sp__tl.cache;
+        sp__mag *m = c->loaded;
+        uint32_t n = m->n;
+        if (SP__LIKELY(n > 0 && !p->on_acquire)) {
+            m->n = --n;
+            sp__mentry e = m->e[n];
+            sp__slot *s = (sp__slot *)(void *)p->slots + e.idx; /* never ordered: 8-byte slots */
+            SP__STORE(&s->word, SP__LOAD_RELAXED(&s->word) + SP__TO_LEASED);
+            SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
+            return e.item;
+        }
+    }
+#  endif
+    if (SP__UNLIKELY(p->ts_view)) return sp__acquire_empty(p, arg, force);
+    return sp__ts_acquire(p, arg, force);
+}
+
+
 /* ---- release --------------------------------------------------------------------------- */
 
 static SP__NOINLINE sp_result release_refused(sp_pool *p, void *item, uint32_t word) {
@@ -309,6 +336,35 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
 }
 
 
+/* The fast release (release_unmatched's dispatch), given sp_release's member number q against
+   top_items, the fast range's start: a member of the fast range, leased, not busy, not at its
+   last life, no on_release, room in the thread's loaded magazine, a release build. The CAS
+   from the word loaded is the one that decides a race (see sp__ts_release); when it fails,
+   or anything else does not hold, the general path starts over from the pointer. */
+sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
+#  if !SP_DEBUG
+    const sp__ts *ts = p->ts;
+    if (SP__LIKELY(q < SP__LOAD_RELAXED(&ts->fast_count) && sp__tl.id == ts->id && !p->on_release)) {
+        sp__slot *s = (sp__slot *)(void *)p->slots + q;
+        uint32_t word = SP__LOAD_RELAXED(&s->word), next;
+        sp__tcache *c = sp__tl.cache;
+        sp__mag *m = c->loaded;
+        uint32_t n = m->n;
+        if (SP__LIKELY((word & (SP__STATE_MASK | SP__BUSY)) == SP__LEASED &&
+                       !__builtin_add_overflow(word, LIFE_STEP, &next) && n < ts->mag_size &&
+                       SP__CAS(&s->word, &word, next))) {
+            m->e[n].item = (void *)(ts->fast_items + (uintptr_t)q * p->stride);
+            m->e[n].idx = (uint32_t)q;
+            m->n = n + 1u;
+            SP__STORE_RELAXED(&c->released, c->released + 1u);
+            return SP_OK;
+        }
+    }
+#  endif
+    return sp__release_number(p, q);
+}
+
+
 /* ---- handles ------------------------------------------------------------------------------ */
 
 static void resolve_warn(const sp_pool *p, sp__msg msg, sp_handle h) {
@@ -364,6 +420,15 @@ bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
 }
 
 #else /* no threads: thread-safe pools are refused at creation, so none of this is reached */
+
+void *sp__ts_acquire_fast(sp_pool *p, const void *arg, bool force) {
+    (void)p, (void)arg, (void)force;
+    return NULL;
+}
+sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
+    (void)p, (void)q;
+    return SP_ERR_INVALID;
+}
 
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
     (void)p, (void)arg, (void)force;

@@ -75,6 +75,7 @@ static void thread_exit(void *arg) {
     free(t);
     tl_tab = NULL;
     sp__tl.pool = NULL;
+    sp__tl.id = 0; /* the fast paths match on the id alone */
 }
 
 static void key_create(void) { (void)pthread_key_create(&g_key, thread_exit); }
@@ -272,10 +273,11 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     p->plain_below = 0;
     p->resolve_below = 0;
     p->top_plain = 0;
-    p->top_items = 0;
+    p->top_items = pool_reserved(p) ? (uintptr_t)p->reserved_items : 0u; /* see fast_items */
     p->top_count = 0;
     p->top_first = 0;
     p->live_ranges = 0;
+    ts->fast_items = p->top_items;
     sp__ts_publish(p);
     return true;
 }
@@ -326,7 +328,10 @@ void sp__ts_free(sp_pool *p) {
     pthread_mutex_destroy(&ts->lock);
     p->ts = NULL;
     /* the thread tables' last answers must not match a pool at this address again */
-    if (sp__tl.pool == p) sp__tl.pool = NULL;
+    if (sp__tl.pool == p) {
+        sp__tl.pool = NULL;
+        sp__tl.id = 0;
+    }
     pool_free(p, ts, sizeof *ts);
 }
 
@@ -345,6 +350,11 @@ void sp__ts_publish(sp_pool *p) {
     }
     SP__STORE(&ts->pub_count, n);
     SP__STORE(&ts->pub_slot_cap, p->slot_cap);
+    /* the fast range: the reserved range, outside windows (see sp__ts) */
+    const sp__range *r0 = &p->ranges[0];
+    bool fast = ts->fast_items && !p->ts_view && p->range_count > 0 && r0->first == 0 &&
+                (uintptr_t)r0->items == ts->fast_items && r0->count <= p->slot_cap;
+    SP__STORE_RELAXED(&ts->fast_count, fast ? r0->count : 0u);
 }
 
 /* routes_update for a thread-safe pool: the ranges and slots are published; outside a window
@@ -496,7 +506,7 @@ void sp__ts_window_end(sp_pool *p) {
     }
     p->ts_view = false;
     p->tag = SP__TS_NO_TAG;
-    p->top_items = 0;
+    p->top_items = ts->fast_items;
     p->top_count = 0;
     p->top_first = 0;
     p->live_ranges = 0;
