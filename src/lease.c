@@ -309,7 +309,7 @@ SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
     if (idx == SP__NIL) {
         /* A thread-safe pool has no free list outside a window: every acquisition lands here,
            where a plain pool pays one test only when it has no free member. */
-        if (p->ts) return sp__ts_acquire_fast(p, arg, force);
+        if (p->ts) return sp__ts_acquire_fast(p, arg);
         return acquire_empty(p, arg, force);
     }
     if (p->ordered_acquire) return acquire_ordered(p, idx);

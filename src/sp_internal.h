@@ -223,6 +223,12 @@ struct sp_pool {
        release and resolve leaves the inline paths for the thread-safe code. A window (the calls
        that need quiescence) installs the plain view under the pool lock, and the 0.3 code runs. */
     struct sp__ts *ts;
+    /* What the thread-safe fast paths read (magazine.c), here to save a load: the pool's id
+       (sp__ts), compared with the thread's last cache lookup, or no id (never matches) when
+       it has on_acquire or on_release (hooked calls take the general path); and its fast
+       range's member count (sp__ts.fast_count; the range starts at top_items). */
+    uint64_t ts_fast_id;
+    uint32_t ts_fast_count;
     char name[SP__NAME_CAP];
 };
 

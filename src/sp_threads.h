@@ -39,10 +39,12 @@
       __atomic_compare_exchange_n((ptr), (expected), (desired), false, __ATOMIC_ACQ_REL,          \
                                   __ATOMIC_ACQUIRE)
 
-/* A magazine: up to mag_size free members of one pool (slot index and address). */
+/* A magazine: up to mag_size free members of one pool (address and slot). The slot's address
+   rather than its index, so that the fast acquire stores the word without computing it: a
+   thread-safe pool's slots never move and are 8 bytes (never ordered). */
 typedef struct sp__mentry {
     void *item;
-    uint32_t idx;
+    sp__slot *slot;
 } sp__mentry;
 
 typedef struct sp__mag {
@@ -52,12 +54,22 @@ typedef struct sp__mag {
     sp__mentry e[];
 } sp__mag;
 
+static inline void sp__mentry_set(const sp_pool *p, sp__mentry *e, uint32_t idx, void *item) {
+    e->item = item;
+    e->slot = (sp__slot *)(void *)p->slots + idx;
+}
+
+static inline uint32_t sp__mentry_idx(const sp_pool *p, const sp__mentry *e) {
+    return (uint32_t)(e->slot - (sp__slot *)(void *)p->slots);
+}
+
 /* One thread's cache of one pool. Owned by the pool (freed with it); the thread finds it
    through its thread-local table. Only its thread touches loaded, prev and the counters
    (the counters with relaxed atomic stores, so that sp_stats_get may read them any time). */
 typedef struct sp__tcache {
     sp__mag *loaded, *prev;
     uint64_t acquired, released;
+    uint32_t mag_size;    /* the pool's, here for the fast release */
     int inside;           /* debug builds: its thread is inside a call on the pool */
     bool orphan;          /* its thread exited: magazines returned, counters kept */
     struct sp__tcache *next; /* the pool's caches */
@@ -77,7 +89,7 @@ typedef struct sp__ts {
        member number is the slot index). fast_count is its built members, published (relaxed:
        a thread holding a member saw its range grow through the lock); 0 in a window and in a
        fallback pool, whose releases take the general path. */
-    uint32_t fast_count;
+    uint32_t fast_count; /* (the fast paths read p->ts_fast_count, its copy: one load) */
     uintptr_t fast_items;
     pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
     uint32_t tag;         /* the pool's tag (p->tag is SP__TS_NO_TAG outside windows) */
@@ -155,7 +167,7 @@ sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max)
    (sp__acquire_other with no free list, release_unmatched with sp_release's member number q
    against top_items): a pop or a push on the thread's loaded magazine, else the general
    path. */
-void *sp__ts_acquire_fast(sp_pool *p, const void *arg, bool force);
+void *sp__ts_acquire_fast(sp_pool *p, const void *arg);
 sp_result sp__ts_release_fast(sp_pool *p, uint64_t q);
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force);
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line);

@@ -117,7 +117,7 @@ static void mag_return(sp_pool *p, sp__mag *m) {
         return;
     }
     while (m->n > 0) {
-        uint32_t idx = m->e[--m->n].idx;
+        uint32_t idx = sp__mentry_idx(p, &m->e[--m->n]);
         slot_at(p, idx)->next = ts->free_head;
         ts->free_head = idx;
     }
@@ -172,6 +172,7 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
         c = (sp__tcache *)pool_alloc(p, sizeof *c, 64u);
         if (c) {
             memset(c, 0, sizeof *c);
+            c->mag_size = ts->mag_size;
             p->bytes += sizeof *c;
         }
     }
@@ -264,6 +265,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     g_live = ts;
     pthread_mutex_unlock(&g_lock);
     p->ts = ts;
+    p->ts_fast_id = p->on_acquire || p->on_release ? UINT64_MAX : ts->id; /* ids stay below */
     p->ts_view = false;
     /* The constant view (see struct sp_pool): set once, never written outside a window. */
     p->tag = SP__TS_NO_TAG;
@@ -355,6 +357,7 @@ void sp__ts_publish(sp_pool *p) {
     bool fast = ts->fast_items && !p->ts_view && p->range_count > 0 && r0->first == 0 &&
                 (uintptr_t)r0->items == ts->fast_items && r0->count <= p->slot_cap;
     SP__STORE_RELAXED(&ts->fast_count, fast ? r0->count : 0u);
+    SP__STORE_RELAXED(&p->ts_fast_count, fast ? r0->count : 0u);
 }
 
 /* routes_update for a thread-safe pool: the ranges and slots are published; outside a window
@@ -436,7 +439,7 @@ void sp__ts_note_peak(sp_pool *p) {
 /* The members of a magazine join the plain free list. */
 static void mag_drain(sp_pool *p, sp__mag *m) {
     while (m && m->n > 0) {
-        uint32_t idx = m->e[--m->n].idx;
+        uint32_t idx = sp__mentry_idx(p, &m->e[--m->n]);
         slot_at(p, idx)->next = p->free_head;
         p->free_head = idx;
     }
