@@ -120,7 +120,15 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
 /* What the header's inline sp_resolve does not finish (its route, or a handle that does not
    name a leased member): the same as resolve_other, exported under the name of the hot
    prefix's layout (see include/spawnpool.h). */
-void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
+void *sp__resolve_slow_l1(const sp_pool *pool, sp_handle handle) {
+    /* A thread-safe pool (resolve_below 0): every resolve lands here, first of all tests. */
+    if (pool && pool->ts) return sp__ts_resolve_fast(pool, handle);
+    return resolve_other(pool, handle);
+}
+
+
+/* The thread-safe resolve's fallback in a window (the plain view). */
+void *sp__resolve_other(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
 
 
 /* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's

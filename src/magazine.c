@@ -395,6 +395,23 @@ void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
 }
 
 
+/* sp_resolve's dispatch: the inline resolve's test on the fast range (top_items, the real tag
+   in place), the word with one acquire load; anything else (a refusal, a stale handle, another
+   range, a window) the general path. */
+void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h) {
+    uint64_t d = h.id - p->ts_tag_bits;
+    uint64_t idx = d & (((uint64_t)1 << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u); /* see the header */
+    if (SP__LIKELY(idx < SP__LOAD_RELAXED(&p->ts_fast_count))) {
+        uint32_t word = SP__LOAD(&((const sp__slot *)(const void *)p->slots + idx)->word);
+        uint64_t diff = (uint64_t)word - (d >> 32); /* (d >> 32: the life's leased word) */
+        if ((diff & ~(uint64_t)(SP__BUSY | SP__RELEASING)) == 0)
+            return (void *)(p->top_items + (uintptr_t)idx * p->stride);
+    }
+    if (SP__UNLIKELY(p->ts_view)) return sp__resolve_other(p, h);
+    return sp__ts_resolve(p, h);
+}
+
+
 sp_handle sp__ts_handle_of(const sp_pool *p, const void *item) {
     sp_handle h = {0};
     uint32_t idx = item ? sp__ts_index_of(p, item) : SP__NIL;
@@ -445,6 +462,10 @@ sp_handle sp__ts_handle_of(const sp_pool *p, const void *item) {
 uint32_t sp__ts_index_of(const sp_pool *p, const void *item) {
     (void)p, (void)item;
     return SP__NIL;
+}
+void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h) {
+    (void)p, (void)h;
+    return NULL;
 }
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
     (void)p, (void)item, (void)or_free;

@@ -229,6 +229,7 @@ struct sp_pool {
        range's member count (sp__ts.fast_count; the range starts at top_items). */
     uint64_t ts_fast_id;
     uint32_t ts_fast_count;
+    uint64_t ts_tag_bits; /* the real tag in place (tag_bits holds the constant view's) */
     char name[SP__NAME_CAP];
 };
 

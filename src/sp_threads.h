@@ -172,6 +172,7 @@ sp_result sp__ts_release_fast(sp_pool *p, uint64_t q);
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force);
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line);
 void *sp__ts_resolve(const sp_pool *p, sp_handle h);
+void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h);
 sp_handle sp__ts_handle_of(const sp_pool *p, const void *item);
 uint32_t sp__ts_index_of(const sp_pool *p, const void *item);
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free);

@@ -257,6 +257,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     ts->mag_size = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
     ts->free_head = SP__NIL;
     ts->tag = p->tag;
+    p->ts_tag_bits = p->tag_bits;
     ts->acquired = p->acquired;
     ts->released = p->acquired - sp__leased(p) - p->leased_disposed;
     pthread_mutex_lock(&g_lock);
