@@ -267,12 +267,17 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
         void *item = reclaim_oldest_plain(p);
         if (item) return item;
     }
+    /* A thread-safe pool has no free list and no plain reclaim: every acquisition lands here,
+       after the reclaim's one test (a test here rather than in sp__acquire_other costs the
+       plain acquisitions nothing). */
+    if (p->ts) return sp__ts_acquire_fast(p, arg);
     return acquire_slow(p, arg, force);
 }
 
 
-/* A thread-safe pool's fast acquire in a window (its plain view), or in a callback of one. */
-void *sp__acquire_empty(sp_pool *p, const void *arg, bool force) { return acquire_empty(p, arg, force); }
+/* The thread-safe fast acquire's fallback in a window (its plain view, never a plain
+   reclaim). */
+void *sp__acquire_slow(sp_pool *p, const void *arg, bool force) { return acquire_slow(p, arg, force); }
 
 
 /* A free member of an acquisition-order pool without on_acquire, of one live range: lease()
@@ -306,12 +311,7 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
 /* A free member of a pool that is not plain, or no free member: out of line. */
 SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
-    if (idx == SP__NIL) {
-        /* A thread-safe pool has no free list outside a window: every acquisition lands here,
-           where a plain pool pays one test only when it has no free member. */
-        if (p->ts) return sp__ts_acquire_fast(p, arg);
-        return acquire_empty(p, arg, force);
-    }
+    if (idx == SP__NIL) return acquire_empty(p, arg, force);
     if (p->ordered_acquire) return acquire_ordered(p, idx);
     return acquire_listed(p, idx, arg);
 }

@@ -195,7 +195,7 @@ void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
     }
 #  endif
     /* (sp_acquire_force acts as sp_acquire in a thread-safe pool, windows included) */
-    if (SP__UNLIKELY(p->ts_view)) return sp__acquire_empty(p, arg, false);
+    if (SP__UNLIKELY(p->ts_view)) return sp__acquire_slow(p, arg, false);
     return sp__ts_acquire(p, arg, false);
 }
 
