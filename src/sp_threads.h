@@ -81,15 +81,14 @@ typedef struct sp__ts_range {
 } sp__ts_range;
 
 typedef struct sp__ts {
-    /* What the fast paths read, first (one line): */
     uint64_t id;          /* unique for the process's life, never 0: the thread tables check it */
     uint32_t mag_size;
     /* The fast range: a reserved pool's first range (its members from slot 0, at the
        reservation's start, which is also the constant view's top_items, so that sp_release's
-       member number is the slot index). fast_count is its built members, published (relaxed:
-       a thread holding a member saw its range grow through the lock); 0 in a window and in a
-       fallback pool, whose releases take the general path. */
-    uint32_t fast_count; /* (the fast paths read p->ts_fast_count, its copy: one load) */
+       member number is the slot index); 0 in a fallback pool. Its built members are
+       p->ts_fast_count, published (relaxed: a thread holding a member saw its range grow
+       through the lock), 0 in a window and in a fallback pool: their calls take the general
+       paths. */
     uintptr_t fast_items;
     pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
     uint32_t tag;         /* the pool's tag (p->tag is SP__TS_NO_TAG outside windows) */

@@ -357,7 +357,6 @@ void sp__ts_publish(sp_pool *p) {
     const sp__range *r0 = &p->ranges[0];
     bool fast = ts->fast_items && !p->ts_view && p->range_count > 0 && r0->first == 0 &&
                 (uintptr_t)r0->items == ts->fast_items && r0->count <= p->slot_cap;
-    SP__STORE_RELAXED(&ts->fast_count, fast ? r0->count : 0u);
     SP__STORE_RELAXED(&p->ts_fast_count, fast ? r0->count : 0u);
 }
 
