@@ -434,7 +434,7 @@ bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
 #else /* no threads: thread-safe pools are refused at creation, so none of this is reached */
 
 void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
-    (void)p, (void)arg, (void)force;
+    (void)p, (void)arg;
     return NULL;
 }
 sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
