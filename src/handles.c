@@ -135,8 +135,14 @@ void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d) {
     }
     sp_handle handle;
     handle.id = pool ? d + pool->tag_bits : d;
+    /* A thread-safe pool (resolve_below 0, ordered_acquire false): every resolve lands here. */
+    if (pool && pool->ts) return sp__ts_resolve_fast(pool, handle);
     return resolve_other(pool, handle);
 }
+
+
+/* The thread-safe resolve's fallback in a window (the plain view). */
+void *sp__resolve_other(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
 
 
 /* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's

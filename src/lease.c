@@ -268,11 +268,17 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
         void *item = reclaim_oldest_plain(p);
         if (item) return item;
     }
-    /* A thread-safe pool has no free list outside a window (and no plain reclaim): every
-       acquisition lands here. After the reclaim, which then pays nothing for it. */
-    if (SP__TS(p)) return sp__ts_acquire(p, arg, force);
+    /* A thread-safe pool has no free list and no plain reclaim: every acquisition lands here,
+       after the reclaim's one test (a test here rather than in sp__acquire_other costs the
+       plain acquisitions nothing). */
+    if (p->ts) return sp__ts_acquire_fast(p, arg);
     return acquire_slow(p, arg, force);
 }
+
+
+/* The thread-safe fast acquire's fallback in a window (its plain view, never a plain
+   reclaim). */
+void *sp__acquire_slow(sp_pool *p, const void *arg, bool force) { return acquire_slow(p, arg, force); }
 
 
 /* A free member of an acquisition-order pool without on_acquire, of one live range: lease()
@@ -531,14 +537,27 @@ static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
 }
 
 
-static SP__NOINLINE sp_result release_unmatched(sp_pool *pool, uint64_t q) {
-    if (q < pool->top_ordered) return release_ordered(pool, pool->top_first + q);
+/* The pointer whose member number against top_items is q (see release_unmatched). */
+static inline sp_result release_number(sp_pool *pool, uint64_t q) {
     uint64_t odd = (uint64_t)pool->stride >> pool->stride_rot;
     uint64_t x = q * odd;
     uint32_t r = pool->stride_rot;
     x = (x << r) | (x >> ((64u - r) & 63u));
     return release_other(pool, (void *)(pool->top_items + (uintptr_t)x));
 }
+
+
+static SP__NOINLINE sp_result release_unmatched(sp_pool *pool, uint64_t q) {
+    if (q < pool->top_ordered) return release_ordered(pool, pool->top_first + q);
+    /* A thread-safe pool (never ordered): its top_items is its fast range's start, so q is the
+       slot index of a member of that range (sp__ts_release_fast checks it). */
+    if (pool->ts) return sp__ts_release_fast(pool, q);
+    return release_number(pool, q);
+}
+
+
+/* The thread-safe fast release's fallback: the general path, from the same q. */
+sp_result sp__release_number(sp_pool *pool, uint64_t q) { return release_number(pool, q); }
 
 
 /* A plain pool's member of the top range that is not releasable in the plain way (refusals, a

@@ -75,8 +75,7 @@ static void grow_batch(sp_pool *p, sp__tcache *c) {
         DBG_FREED(p, idx, item);
         sp__mag *m = c->loaded; /* read again: a create hook may have swapped it */
         if (m->n < ts->mag_size) {
-            m->e[m->n].item = item;
-            m->e[m->n].idx = idx;
+            sp__mentry_set(p, &m->e[m->n], idx, item);
             m->n++;
         } else {
             slot_at(p, idx)->next = ts->free_head;
@@ -109,8 +108,7 @@ static bool refill(sp_pool *p, sp__tcache *c) {
     for (sp__mag *m = c->loaded; m->n < ts->mag_size && ts->free_head != SP__NIL; m->n++) {
         uint32_t idx = ts->free_head;
         ts->free_head = slot_at(p, idx)->next;
-        m->e[m->n].idx = idx;
-        m->e[m->n].item = item_at(p, idx);
+        sp__mentry_set(p, &m->e[m->n], idx, item_at(p, idx));
     }
     if (c->loaded->n == 0) {
         if (p->allocating > 0) { /* this thread is inside the allocator, growing the pool */
@@ -158,13 +156,13 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
     }
     sp__mag *m = c->loaded;
     sp__mentry e = m->e[--m->n];
-    sp__slot *s = slot_at(p, e.idx);
+    sp__slot *s = e.slot;
     /* Free in this thread's magazine: no other thread changes the word (a release's CAS wants
        LEASED), so a store publishes the lease; resolve's acquire load pairs with it. */
     uint32_t leased = SP__LOAD_RELAXED(&s->word) + SP__TO_LEASED;
-    DBG_LEASING(p, e.idx, e.item);
+    DBG_LEASING(p, sp__mentry_idx(p, &e), e.item);
 #  if SP_DEBUG
-    dbg_at(p, e.idx)->acq_file = NULL; /* the _at callers fill it in */
+    dbg_at(p, sp__mentry_idx(p, &e))->acq_file = NULL; /* the _at callers fill it in */
 #  endif
     if (p->on_acquire)
         run_on_acquire(p, s, leased, e.item, arg);
@@ -173,6 +171,32 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
     SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
     INSIDE(c, 0);
     return e.item;
+}
+
+
+/* The fast acquire (sp__acquire_other's dispatch): the thread's last cache, a member in its
+   loaded magazine, no on_acquire or on_release (p->ts_fast_id), a release build. The member is FREE in this thread's
+   magazine, so no other thread changes its word: one release store publishes the lease.
+   Anything else takes the general path; a window (its plain view: the caches are drained, so
+   the loaded magazine is empty) the plain one. */
+void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
+#  if !SP_DEBUG
+    if (SP__LIKELY(sp__tl.id == p->ts_fast_id)) { /* (never with on_acquire) */
+        sp__tcache *c = sp__tl.cache;
+        sp__mag *m = c->loaded;
+        uint32_t n = m->n;
+        if (SP__LIKELY(n > 0)) {
+            m->n = --n;
+            sp__mentry e = m->e[n];
+            SP__STORE(&e.slot->word, SP__LOAD_RELAXED(&e.slot->word) + SP__TO_LEASED);
+            SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
+            return e.item;
+        }
+    }
+#  endif
+    /* (sp_acquire_force acts as sp_acquire in a thread-safe pool, windows included) */
+    if (SP__UNLIKELY(p->ts_view)) return sp__acquire_slow(p, arg, false);
+    return sp__ts_acquire(p, arg, false);
 }
 
 
@@ -288,8 +312,7 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     DBG_FREED(p, idx, item);
     if (c && (c->loaded->n < p->ts->mag_size || room_made(p, c))) {
         sp__mag *m = c->loaded;
-        m->e[m->n].item = item;
-        m->e[m->n].idx = idx;
+        sp__mentry_set(p, &m->e[m->n], idx, item);
         m->n++;
         SP__STORE_RELAXED(&c->released, c->released + 1u);
         INSIDE(c, 0);
@@ -306,6 +329,34 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     sp__ts_unlock(p);
     if (c) INSIDE(c, 0);
     return SP_OK;
+}
+
+
+/* The fast release (release_unmatched's dispatch), given sp_release's member number q against
+   top_items, the fast range's start: a member of the fast range, leased, not busy, not at its
+   last life, no on_release (p->ts_fast_id), room in the thread's loaded magazine, a release build. The CAS
+   from the word loaded is the one that decides a race (see sp__ts_release); when it fails,
+   or anything else does not hold, the general path starts over from the pointer. */
+sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
+#  if !SP_DEBUG
+    if (SP__LIKELY(q < SP__LOAD_RELAXED(&p->ts_fast_count) && sp__tl.id == p->ts_fast_id)) {
+        sp__slot *s = (sp__slot *)(void *)p->slots + q;
+        uint32_t word = SP__LOAD_RELAXED(&s->word), next;
+        sp__tcache *c = sp__tl.cache;
+        sp__mag *m = c->loaded;
+        uint32_t n = m->n;
+        if (SP__LIKELY((word & (SP__STATE_MASK | SP__BUSY)) == SP__LEASED &&
+                       !__builtin_add_overflow(word, LIFE_STEP, &next) && n < c->mag_size &&
+                       SP__CAS(&s->word, &word, next))) {
+            m->e[n].item = (void *)(p->top_items + (uintptr_t)q * p->stride); /* fast_items */
+            m->e[n].slot = s;
+            m->n = n + 1u;
+            SP__STORE_RELAXED(&c->released, c->released + 1u);
+            return SP_OK;
+        }
+    }
+#  endif
+    return sp__release_number(p, q);
 }
 
 
@@ -344,6 +395,23 @@ void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
 }
 
 
+/* sp_resolve's dispatch: the inline resolve's test on the fast range (top_items, the real tag
+   in place), the word with one acquire load; anything else (a refusal, a stale handle, another
+   range, a window) the general path. */
+void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h) {
+    uint64_t d = h.id - p->ts_tag_bits;
+    uint64_t idx = d & (((uint64_t)1 << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u); /* see the header */
+    if (SP__LIKELY(idx < SP__LOAD_RELAXED(&p->ts_fast_count))) {
+        uint32_t word = SP__LOAD(&((const sp__slot *)(const void *)p->slots + idx)->word);
+        uint64_t diff = (uint64_t)word - (d >> 32); /* (d >> 32: the life's leased word) */
+        if ((diff & ~(uint64_t)(SP__BUSY | SP__RELEASING)) == 0)
+            return (void *)(p->top_items + (uintptr_t)idx * p->stride);
+    }
+    if (SP__UNLIKELY(p->ts_view)) return sp__resolve_other(p, h);
+    return sp__ts_resolve(p, h);
+}
+
+
 sp_handle sp__ts_handle_of(const sp_pool *p, const void *item) {
     sp_handle h = {0};
     uint32_t idx = item ? sp__ts_index_of(p, item) : SP__NIL;
@@ -365,6 +433,15 @@ bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
 
 #else /* no threads: thread-safe pools are refused at creation, so none of this is reached */
 
+void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
+    (void)p, (void)arg;
+    return NULL;
+}
+sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
+    (void)p, (void)q;
+    return SP_ERR_INVALID;
+}
+
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
     (void)p, (void)arg, (void)force;
     return NULL;
@@ -385,6 +462,10 @@ sp_handle sp__ts_handle_of(const sp_pool *p, const void *item) {
 uint32_t sp__ts_index_of(const sp_pool *p, const void *item) {
     (void)p, (void)item;
     return SP__NIL;
+}
+void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h) {
+    (void)p, (void)h;
+    return NULL;
 }
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
     (void)p, (void)item, (void)or_free;

@@ -25,6 +25,11 @@ bool sp__pool_reserve(sp_pool *p, const sp_desc *d);
 /* lease.c */
 void sp__routes_update(sp_pool *p);
 void *sp__acquire_other(sp_pool *p, const void *arg, bool force);
+/* (for the thread-safe fast paths' fallbacks: the plain paths they were dispatched from) */
+void *sp__acquire_slow(sp_pool *p, const void *arg, bool force);
+sp_result sp__release_number(sp_pool *p, uint64_t q);
+/* handles.c */
+void *sp__resolve_other(const sp_pool *pool, sp_handle handle);
 /* iterate.c */
 uint32_t sp__leased_from(const sp_pool *p, uint32_t from);
 uint32_t sp__leased_first(const sp_pool *p);

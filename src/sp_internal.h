@@ -219,11 +219,19 @@ struct sp_pool {
     void *owner;
     /* Thread-safe pools (threads.c, magazine.c): their shared state, else NULL. Outside a
        quiescent window (ts_view false) the fields the inline paths read without a lock stay
-       constant: not plain (plain_below, top_plain, resolve_below 0), no top range (top_*,
-       live_ranges 0), no free list, and `tag` SP__TAG_MAX + 1, so that every acquisition,
-       release and resolve leaves the inline paths for the thread-safe code. A window (the calls
+       constant: not plain (plain_below, top_plain, resolve_below 0), no top range (top_count,
+       top_first, live_ranges 0; top_items is the fast range's start, see sp__ts), no free
+       list, and `tag` SP__TAG_MAX + 1, so that every acquisition, release and resolve leaves
+       the inline paths for the thread-safe code. A window (the calls
        that need quiescence) installs the plain view under the pool lock, and the 0.3 code runs. */
     struct sp__ts *ts;
+    /* What the thread-safe fast paths read (magazine.c), here to save a load: the pool's id
+       (sp__ts), compared with the thread's last cache lookup, or no id (never matches) when
+       it has on_acquire or on_release (hooked calls take the general path); and its fast
+       range's member count (see sp__ts.fast_items; the range starts at top_items). */
+    uint64_t ts_fast_id;
+    uint32_t ts_fast_count;
+    uint64_t ts_tag_bits; /* the real tag in place (tag_bits holds the constant view's) */
     char name[SP__NAME_CAP];
 };
 

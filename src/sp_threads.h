@@ -39,10 +39,12 @@
       __atomic_compare_exchange_n((ptr), (expected), (desired), false, __ATOMIC_ACQ_REL,          \
                                   __ATOMIC_ACQUIRE)
 
-/* A magazine: up to mag_size free members of one pool (slot index and address). */
+/* A magazine: up to mag_size free members of one pool (address and slot). The slot's address
+   rather than its index, so that the fast acquire stores the word without computing it: a
+   thread-safe pool's slots never move and are 8 bytes (never ordered). */
 typedef struct sp__mentry {
     void *item;
-    uint32_t idx;
+    sp__slot *slot;
 } sp__mentry;
 
 typedef struct sp__mag {
@@ -52,12 +54,22 @@ typedef struct sp__mag {
     sp__mentry e[];
 } sp__mag;
 
+static inline void sp__mentry_set(const sp_pool *p, sp__mentry *e, uint32_t idx, void *item) {
+    e->item = item;
+    e->slot = (sp__slot *)(void *)p->slots + idx;
+}
+
+static inline uint32_t sp__mentry_idx(const sp_pool *p, const sp__mentry *e) {
+    return (uint32_t)(e->slot - (sp__slot *)(void *)p->slots);
+}
+
 /* One thread's cache of one pool. Owned by the pool (freed with it); the thread finds it
    through its thread-local table. Only its thread touches loaded, prev and the counters
    (the counters with relaxed atomic stores, so that sp_stats_get may read them any time). */
 typedef struct sp__tcache {
     sp__mag *loaded, *prev;
     uint64_t acquired, released;
+    uint32_t mag_size;    /* the pool's, here for the fast release */
     int inside;           /* debug builds: its thread is inside a call on the pool */
     bool orphan;          /* its thread exited: magazines returned, counters kept */
     struct sp__tcache *next; /* the pool's caches */
@@ -69,10 +81,17 @@ typedef struct sp__ts_range {
 } sp__ts_range;
 
 typedef struct sp__ts {
-    pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
-    uint64_t id;          /* unique for the process's life: the thread tables check it */
-    uint32_t tag;         /* the pool's tag (p->tag is SP__TS_NO_TAG outside windows) */
+    uint64_t id;          /* unique for the process's life, never 0: the thread tables check it */
     uint32_t mag_size;
+    /* The fast range: a reserved pool's first range (its members from slot 0, at the
+       reservation's start, which is also the constant view's top_items, so that sp_release's
+       member number is the slot index); 0 in a fallback pool. Its built members are
+       p->ts_fast_count, published (relaxed: a thread holding a member saw its range grow
+       through the lock), 0 in a window and in a fallback pool: their calls take the general
+       paths. */
+    uintptr_t fast_items;
+    pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
+    uint32_t tag;         /* the pool's tag (p->tag is SP__TS_NO_TAG outside windows) */
     sp__mag *full, *empty, *all_mags; /* the depot, and every magazine */
     uint32_t free_head;   /* loose free members (from windows, exited threads), via slot next */
     sp__tcache *caches;
@@ -104,9 +123,11 @@ extern SP__TLS sp__tl_last sp__tl;
 /* threads.c */
 sp__tcache *sp__ts_cache_slow(sp_pool *p);
 
-/* The calling thread's cache of p (NULL, with a line, when memory fails). */
+/* The calling thread's cache of p (NULL, with a line, when memory fails). The id alone
+   decides: unique among all pools for the process's life, so an entry for a destroyed pool
+   at the same address never matches. */
 static inline sp__tcache *sp__ts_cache(sp_pool *p) {
-    if (SP__LIKELY(sp__tl.pool == p && sp__tl.id == p->ts->id)) return sp__tl.cache;
+    if (SP__LIKELY(sp__tl.id == p->ts->id)) return sp__tl.cache;
     return sp__ts_cache_slow(p);
 }
 void sp__ts_lock(sp_pool *p);
@@ -141,10 +162,16 @@ bool sp__ts_slots_reserve(sp_pool *p, uint32_t need);
 void sp__ts_stats(const sp_pool *p, sp_stats *out);
 size_t sp__ts_prewarm(sp_pool *p, size_t n);
 sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max);
-/* magazine.c: the calls any thread may make */
+/* magazine.c: the calls any thread may make. The _fast entries are the dispatch points'
+   (sp__acquire_other with no free list, release_unmatched with sp_release's member number q
+   against top_items): a pop or a push on the thread's loaded magazine, else the general
+   path. */
+void *sp__ts_acquire_fast(sp_pool *p, const void *arg);
+sp_result sp__ts_release_fast(sp_pool *p, uint64_t q);
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force);
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line);
 void *sp__ts_resolve(const sp_pool *p, sp_handle h);
+void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h);
 sp_handle sp__ts_handle_of(const sp_pool *p, const void *item);
 uint32_t sp__ts_index_of(const sp_pool *p, const void *item);
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free);

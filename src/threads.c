@@ -75,6 +75,7 @@ static void thread_exit(void *arg) {
     free(t);
     tl_tab = NULL;
     sp__tl.pool = NULL;
+    sp__tl.id = 0; /* the fast paths match on the id alone */
 }
 
 static void key_create(void) { (void)pthread_key_create(&g_key, thread_exit); }
@@ -116,7 +117,7 @@ static void mag_return(sp_pool *p, sp__mag *m) {
         return;
     }
     while (m->n > 0) {
-        uint32_t idx = m->e[--m->n].idx;
+        uint32_t idx = sp__mentry_idx(p, &m->e[--m->n]);
         slot_at(p, idx)->next = ts->free_head;
         ts->free_head = idx;
     }
@@ -171,6 +172,7 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
         c = (sp__tcache *)pool_alloc(p, sizeof *c, 64u);
         if (c) {
             memset(c, 0, sizeof *c);
+            c->mag_size = ts->mag_size;
             p->bytes += sizeof *c;
         }
     }
@@ -255,6 +257,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     ts->mag_size = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
     ts->free_head = SP__NIL;
     ts->tag = p->tag;
+    p->ts_tag_bits = p->tag_bits;
     ts->acquired = p->acquired;
     ts->released = p->acquired - sp__leased(p) - p->leased_disposed;
     pthread_mutex_lock(&g_lock);
@@ -263,6 +266,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     g_live = ts;
     pthread_mutex_unlock(&g_lock);
     p->ts = ts;
+    p->ts_fast_id = p->on_acquire || p->on_release ? UINT64_MAX : ts->id; /* ids stay below */
     p->ts_view = false;
     /* The constant view (see struct sp_pool): set once, never written outside a window. */
     p->tag = SP__TS_NO_TAG;
@@ -272,10 +276,11 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     p->plain_below = 0;
     p->resolve_below = 0;
     p->top_plain = 0;
-    p->top_items = 0;
+    p->top_items = pool_reserved(p) ? (uintptr_t)p->reserved_items : 0u; /* see fast_items */
     p->top_count = 0;
     p->top_first = 0;
     p->live_ranges = 0;
+    ts->fast_items = p->top_items;
     sp__ts_publish(p);
     return true;
 }
@@ -326,7 +331,10 @@ void sp__ts_free(sp_pool *p) {
     pthread_mutex_destroy(&ts->lock);
     p->ts = NULL;
     /* the thread tables' last answers must not match a pool at this address again */
-    if (sp__tl.pool == p) sp__tl.pool = NULL;
+    if (sp__tl.pool == p) {
+        sp__tl.pool = NULL;
+        sp__tl.id = 0;
+    }
     pool_free(p, ts, sizeof *ts);
 }
 
@@ -345,6 +353,11 @@ void sp__ts_publish(sp_pool *p) {
     }
     SP__STORE(&ts->pub_count, n);
     SP__STORE(&ts->pub_slot_cap, p->slot_cap);
+    /* the fast range: the reserved range, outside windows (see sp__ts) */
+    const sp__range *r0 = &p->ranges[0];
+    bool fast = ts->fast_items && !p->ts_view && p->range_count > 0 && r0->first == 0 &&
+                (uintptr_t)r0->items == ts->fast_items && r0->count <= p->slot_cap;
+    SP__STORE_RELAXED(&p->ts_fast_count, fast ? r0->count : 0u);
 }
 
 /* routes_update for a thread-safe pool: the ranges and slots are published; outside a window
@@ -426,7 +439,7 @@ void sp__ts_note_peak(sp_pool *p) {
 /* The members of a magazine join the plain free list. */
 static void mag_drain(sp_pool *p, sp__mag *m) {
     while (m && m->n > 0) {
-        uint32_t idx = m->e[--m->n].idx;
+        uint32_t idx = sp__mentry_idx(p, &m->e[--m->n]);
         slot_at(p, idx)->next = p->free_head;
         p->free_head = idx;
     }
@@ -496,7 +509,7 @@ void sp__ts_window_end(sp_pool *p) {
     }
     p->ts_view = false;
     p->tag = SP__TS_NO_TAG;
-    p->top_items = 0;
+    p->top_items = ts->fast_items;
     p->top_count = 0;
     p->top_first = 0;
     p->live_ranges = 0;
