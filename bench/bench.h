@@ -41,6 +41,10 @@ const bench_impl *const *bench_impls(size_t *count);
 /* The implementation called name, or NULL. */
 const bench_impl *bench_impl_find(const char *name);
 
+/* Whether a comma-separated list (--impls, a workload's skip list) holds name exactly; NULL is
+   the empty list (bench_main.c). */
+bool bench_list_has(const char *list, const char *name);
+
 /* The bare intrusive free list (the floor), also used directly by the reclaim and resolve
    references: fixed-size slots carved from chunks, a singly linked list through free ones. */
 typedef struct bench_freelist {

@@ -96,17 +96,17 @@ static double median_of(double *v, size_t count) {
     return count % 2 ? v[count / 2] : (v[count / 2 - 1] + v[count / 2]) / 2.0;
 }
 
-static bool impl_selected(const char *name) {
-    if (params.impls == NULL) return true;
+/* Whether the comma-separated list holds name exactly (NULL: an empty list). */
+bool bench_list_has(const char *list, const char *name) {
+    if (list == NULL) return false;
     size_t len = strlen(name);
-    for (const char *p = params.impls; *p;) {
-        const char *end = strchr(p, ',');
-        size_t l = end ? (size_t)(end - p) : strlen(p);
-        if (l == len && strncmp(p, name, len) == 0) return true;
-        if (end == NULL) break;
-        p = end + 1;
-    }
+    for (const char *p = strstr(list, name); p != NULL; p = strstr(p + 1, name))
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) return true;
     return false;
+}
+
+static bool impl_selected(const char *name) {
+    return params.impls == NULL || bench_list_has(params.impls, name);
 }
 
 static void *xcalloc(size_t count, size_t size) {
@@ -317,19 +317,12 @@ static const generic_workload generic_workloads[] = {
     {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side"},
 };
 
-static bool in_list(const char *list, const char *name) {
-    size_t len = strlen(name);
-    for (const char *p = strstr(list, name); p != NULL; p = strstr(p + 1, name))
-        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) return true;
-    return false;
-}
-
 static void run_generic(const generic_workload *w, size_t n, size_t item_size,
                         const bench_impl *const *impls, size_t impl_count) {
     cell *cells = xcalloc(impl_count, sizeof *cells);
     size_t count = 0;
     for (size_t i = 0; i < impl_count; i++) {
-        if (!impl_selected(impls[i]->name) || in_list(w->skip, impls[i]->name)) continue;
+        if (!impl_selected(impls[i]->name) || bench_list_has(w->skip, impls[i]->name)) continue;
         cell *c = &cells[count];
         c->impl = impls[i];
         c->n = n;
@@ -657,7 +650,7 @@ static void run_frame(const bench_impl *const *impls, size_t impl_count) {
     frame_sim *sims = xcalloc(impl_count, sizeof *sims);
     size_t count = 0, frames = params.frames;
     for (size_t i = 0; i < impl_count; i++) {
-        if (!impl_selected(impls[i]->name) || in_list(skip, impls[i]->name)) continue;
+        if (!impl_selected(impls[i]->name) || bench_list_has(skip, impls[i]->name)) continue;
         frame_sim *s = &sims[count];
         s->impl = impls[i];
         /* Capacity 0: nobody knows the peak, every implementation grows on demand. */
@@ -781,7 +774,7 @@ static void run_memory(const bench_impl *const *impls, size_t impl_count, size_t
                        size_t item_size) {
     static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
     for (size_t i = 0; i < impl_count; i++) {
-        if (!impl_selected(impls[i]->name) || in_list(skip, impls[i]->name)) continue;
+        if (!impl_selected(impls[i]->name) || bench_list_has(skip, impls[i]->name)) continue;
         fflush(stdout);
         fflush(stderr);
         pid_t pid = fork();

@@ -418,19 +418,6 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static bool selected(const char *list, const char *name) {
-    if (list == NULL) return true;
-    size_t len = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t l = end ? (size_t)(end - p) : strlen(p);
-        if (l == len && strncmp(p, name, len) == 0) return true;
-        if (end == NULL) break;
-        p = end + 1;
-    }
-    return false;
-}
-
 static void emit(const char *workload, size_t threads, const char *impl, const char *metric,
                  double value, const char *unit) {
     printf("%s,%zu,%d,%s,%s,%.4f,%s\n", workload, threads, ITEM, impl, metric, value, unit);
@@ -458,7 +445,7 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     size_t cpus = online > 0 ? (size_t)online : 1;
     for (size_t i = 0; i < name_count; i++) {
-        if (!jemalloc_only && !selected(impls, names[i])) continue;
+        if (!jemalloc_only && impls != NULL && !bench_list_has(impls, names[i])) continue;
         const bench_impl *impl = tb_find(names[i]);
         if (impl == NULL) { /* the thread-safe pool, before the library has it */
             emit(workload, threads, names[i], "not_built", 0, "flag");
