@@ -423,7 +423,18 @@ static uint64_t caches_sum(const sp__ts *ts, bool released) {
     uint64_t n = 0;
     for (const sp__tcache *c = ts->caches; c; c = c->next)
         n += SP__LOAD_RELAXED(released ? &c->released : &c->acquired);
+    /* the acquisition sums are read before the release sums (see leased_at_most) */
+    if (!released) SP__FENCE_ACQUIRE();
     return n;
+}
+
+/* The members leased, from sums of the caches' counters taken while other threads run: every
+   acquisition counter is read before every release counter, so the sums are at most a(T) and at
+   least r(T) for the moment T between them, and the difference is at most the members leased
+   at T (a lower bound of the peak, never above it). It can be negative when releases (from
+   other threads too) happened between the reads: then 0, not a wrapped count. */
+static uint64_t leased_at_most(uint64_t acquired, uint64_t released, uint64_t disposed) {
+    return acquired >= released + disposed ? acquired - released - disposed : 0u;
 }
 
 /* Under the lock: the peak of leased members, as far as anyone can tell (a refill or a stats
@@ -432,7 +443,7 @@ void sp__ts_note_peak(sp_pool *p) {
     sp__ts *ts = p->ts;
     uint64_t acquired = ts->acquired + caches_sum(ts, false);
     uint64_t released = ts->released + caches_sum(ts, true);
-    uint64_t leased = acquired - released - p->leased_disposed;
+    uint64_t leased = leased_at_most(acquired, released, p->leased_disposed);
     if (leased > ts->peak) ts->peak = (size_t)leased;
 }
 
@@ -528,7 +539,7 @@ void sp__ts_stats(const sp_pool *pool, sp_stats *out) {
     sp__ts_note_peak(p);
     uint64_t acquired = ts->acquired + caches_sum(ts, false);
     uint64_t released = ts->released + caches_sum(ts, true);
-    uint64_t leased = acquired - released - p->leased_disposed;
+    uint64_t leased = leased_at_most(acquired, released, p->leased_disposed);
     out->size = p->size;
     out->leased = (size_t)leased;
     out->free = p->size >= leased ? p->size - (size_t)leased : 0;
