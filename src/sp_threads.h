@@ -35,7 +35,6 @@
 #  define SP__LOAD_RELAXED(ptr) __atomic_load_n((ptr), __ATOMIC_RELAXED)
 #  define SP__STORE(ptr, v) __atomic_store_n((ptr), (v), __ATOMIC_RELEASE)
 #  define SP__STORE_RELAXED(ptr, v) __atomic_store_n((ptr), (v), __ATOMIC_RELAXED)
-#  define SP__FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE) /* loads before, before loads after */
 #  define SP__CAS(ptr, expected, desired)                                                         \
       __atomic_compare_exchange_n((ptr), (expected), (desired), false, __ATOMIC_ACQ_REL,          \
                                   __ATOMIC_ACQUIRE)
