@@ -265,6 +265,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memcpy: the inline resolve's 8-byte read of a slot */
 
 #ifdef __cplusplus
 extern "C" {
@@ -557,60 +558,74 @@ SP_API bool sp_is_leased(const sp_pool *pool, const void *item);
    with exactly these, which src/sp_internal.h asserts at compile time). A pool whose route says
    otherwise (an acquisition-order pool, whose slots are 16 bytes; a fallback pool of several
    ranges; a thread-safe pool: resolve_below 0) and every handle that does not name a leased
-   member, or names one while a hook runs on it, go to the library's sp__resolve_slow_l2, which
+   member, or names one while a hook runs on it, go to the library's sp__resolve_slow_l3, which
    logs and counts as sp_resolve always did.
-   What it costs: the prefix is ABI. The out-of-line part is named after the prefix's layout
-   (_l2), so a program built against one layout and run with a library of another fails to link
-   or load instead of misreading a pool; a library version that changes the prefix renames it.
+   What it costs: the prefix is ABI, and so is what a leased member's slot holds. The
+   out-of-line part is named after both (_l3), so a program built against one layout and run
+   with a library of another fails to link or load instead of misreading a pool; a library
+   version that changes either renames it.
    Define SP_NO_INLINE (before including this header, in every file) to call the exported
    sp_resolve instead and depend on no layout. */
 struct sp__pool_hot {
     uint32_t _free_head, _plain_below;
     uintptr_t _top_items;
     uint64_t _stride_inv, _top_plain, _top_first;
-    unsigned char *slots; /* 8 bytes a slot here; a slot's first 32 bits are its word, life << 4 | flags */
+    unsigned char *slots; /* 8 bytes a slot here, read as one 64-bit word << 32 | link (the link
+                             is the slot's own index exactly while leased with no flag) */
     size_t stride;
     uintptr_t items0; /* where slot 0's member would lie: member i is at items0 + i * stride */
     uint64_t _acquired;
     ptrdiff_t _headroom;
     size_t _peak_leased;
     uint64_t tag_bits;      /* the pool's tag, in place in a handle */
-    uint64_t resolve_below; /* slot indices below this, shifted left by 28, resolve here; 0: none */
+    uint64_t resolve_below; /* slot indices below this resolve here (the slot count); 0: none */
     uint32_t _stride_rot, _slot_size;
     uint32_t life_first; /* the lowest life this pool hands out */
 };
 /* The resolves the inline one does not finish; d is the handle's id less the pool's tag_bits
    (the id itself when pool is NULL), so that the caller keeps no copy of the id. */
-SP_API void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d);
+SP_API void *sp__resolve_slow_l3(const sp_pool *pool, uint64_t d);
 #if defined(__GNUC__) || defined(__clang__)
 #  define SP__HOT_LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #  define SP__HOT_LIKELY(x) (x)
+#endif
+/* An empty asm that the compiler must assume changes x, where it keeps GCC from computing an
+   address once into a register (the hit path then compares the slot in place). */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#  define SP__HOT_OPAQUE(x) __asm__("" : "+r"(x))
+#else
+#  define SP__HOT_OPAQUE(x) ((void)0)
 #endif
 /* The resolve itself (also the body of the library's exported sp_resolve). */
 static inline void *sp__resolve_inline(const sp_pool *pool, sp_handle handle) {
     const struct sp__pool_hot *hot = (const struct sp__pool_hot *)(const void *)pool;
     uint64_t d = handle.id;
     if (pool) {
-        /* The handle less the pool's tag in place: the low 36 bits are the slot index exactly
-           when the tag is the pool's (any other leaves 2^24 or more there), and the top 32 are
-           life << 4, the word of that life leased (LEASED is state 0). Shifted left by 28, the
-           low 36 bits alone are compared with the route: tag and slot range in one compare. */
+        /* The handle less the pool's tag in place: its low 32 bits are the slot index when the
+           tag's low 8 bits are the pool's (any other leaves 2^24 or more there), and its top
+           32 are life << 4 with the difference of the tags' top 4 bits beside it. A member
+           leased with no flag set holds exactly that in its slot's 8 bytes: its own index
+           (the library writes it into the free-list link at the acquisition, and no other
+           state has it there) and its word, life << 4 | flags, LEASED being 0. So one compare
+           checks the tag, the life and the state. */
         d -= hot->tag_bits;
-        if (SP__HOT_LIKELY((d << 28) < hot->resolve_below)) {
-            uint32_t idx = (uint32_t)d; /* bits 24..35 are 0 here */
-            uint32_t leased_word = (uint32_t)(d >> 32);
-            const uint32_t *word = (const uint32_t *)(const void *)(hot->slots + (size_t)idx * 8u);
-            if (SP__HOT_LIKELY(*word == leased_word))
-                return (void *)(hot->items0 + (uintptr_t)idx * hot->stride);
-            /* A life of this pool that the slot has moved past (its life is above the
-               handle's): stale, the expected case, silent (the library's own test, in line).
-               A member leased in this life while a hook runs on it (BUSY) goes to the library. */
-            if (*word > (leased_word | 15u) && leased_word >> 4 >= hot->life_first) return NULL;
-            d = (uint64_t)leased_word << 32 | idx; /* the same d, rebuilt: no copy kept */
+        uintptr_t idx = (uint32_t)d;
+        if (SP__HOT_LIKELY(idx < hot->resolve_below)) {
+            uint64_t slot;
+            memcpy(&slot, hot->slots + idx * 8u, 8u);
+            if (SP__HOT_LIKELY(slot == d)) return (void *)(hot->items0 + idx * hot->stride);
+            /* A life of this pool (the tag's top bits too) that the slot has moved past (its
+               life is above the handle's): stale, the expected case, silent (the library's own
+               test, in line). Read again (SP__HOT_OPAQUE): the hit compares the slot in place. */
+            SP__HOT_OPAQUE(idx);
+            memcpy(&slot, hot->slots + idx * 8u, 8u);
+            uint32_t word = (uint32_t)(slot >> 32), leased_word = (uint32_t)(d >> 32);
+            if ((leased_word & 15u) == 0 && word > leased_word + 15u && leased_word >> 4 >= hot->life_first)
+                return NULL;
         }
     }
-    return sp__resolve_slow_l2(pool, d);
+    return sp__resolve_slow_l3(pool, d);
 }
 #if !defined(SP_NO_INLINE)
 static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {

@@ -121,7 +121,7 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
    name a leased member not busy in a hook): the same as resolve_other, exported under the name
    of the hot prefix's layout (see include/spawnpool.h). d is the id less the pool's tag_bits
    (the id itself for a NULL pool), so that the inline code keeps no copy of the id. */
-void *sp__resolve_slow_l2(const sp_pool *pool, uint64_t d) {
+void *sp__resolve_slow_l3(const sp_pool *pool, uint64_t d) {
     /* An acquisition-order pool of one live range (16-byte slots, which the inline code does
        not read): the inline test here, gated by its route (ordered_acquire: never set for a
        pool the fast paths must leave alone). The low 36 bits of d are the slot index exactly

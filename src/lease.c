@@ -47,7 +47,7 @@ void sp__routes_update(sp_pool *p) {
     p->plain_acquire = !p->ordered && !p->on_acquire && p->live_ranges <= 1u;
     p->plain_below = p->plain_acquire ? SP__NIL : 0u;
     /* The inline resolve reads 8-byte slots: acquisition-order pools resolve out of line. */
-    p->resolve_below = !p->ordered && p->live_ranges <= 1u ? (uint64_t)p->slot_cap << 28 : 0u;
+    p->resolve_below = !p->ordered && p->live_ranges <= 1u ? (uint64_t)p->slot_cap : 0u;
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
     p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;
@@ -78,6 +78,7 @@ static inline void life_end_to_free(sp_pool *p, uint32_t idx) {
 /* on_acquire, apart so that the hook-free paths make no call (and save no registers). */
 static SP__NOINLINE void *lease_hooked(sp_pool *p, uint32_t idx, void *item, const void *arg) {
     run_on_acquire(p, idx, item, arg);
+    slot_mark(p, idx); /* the hook cannot release it (busy): still leased, flags clear again */
     return item;
 }
 
@@ -95,6 +96,7 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
         if (p->ordered) lease_append(p, idx, s); /* before the hook: it may iterate */
         if (p->on_acquire) return lease_hooked(p, idx, item, arg);
     }
+    slot_mark(p, idx);
     return item;
 }
 

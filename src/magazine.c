@@ -126,14 +126,14 @@ static bool refill(sp_pool *p, sp__tcache *c) {
 }
 
 
-static SP__NOINLINE void run_on_acquire(sp_pool *p, sp__slot *s, uint32_t leased, void *item,
+static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t *word, uint32_t leased, void *item,
                                         const void *arg) {
-    SP__STORE(&s->word, leased | SP__BUSY); /* not releasable while the hook runs */
+    SP__STORE(word, leased | SP__BUSY); /* not releasable while the hook runs */
     sp__hook_frame f;
     sp__ts_hook_enter(&f, p);
     p->on_acquire(item, arg, p->user);
     sp__ts_hook_leave(&f);
-    SP__STORE(&s->word, leased);
+    SP__STORE(word, leased);
 }
 
 
@@ -156,18 +156,18 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
     }
     sp__mag *m = c->loaded;
     sp__mentry e = m->e[--m->n];
-    sp__slot *s = e.slot;
+    uint32_t *word = e.word;
     /* Free in this thread's magazine: no other thread changes the word (a release's CAS wants
        LEASED), so a store publishes the lease; resolve's acquire load pairs with it. */
-    uint32_t leased = SP__LOAD_RELAXED(&s->word) + SP__TO_LEASED;
+    uint32_t leased = SP__LOAD_RELAXED(word) + SP__TO_LEASED;
     DBG_LEASING(p, sp__mentry_idx(p, &e), e.item);
 #  if SP_DEBUG
     dbg_at(p, sp__mentry_idx(p, &e))->acq_file = NULL; /* the _at callers fill it in */
 #  endif
     if (p->on_acquire)
-        run_on_acquire(p, s, leased, e.item, arg);
+        run_on_acquire(p, word, leased, e.item, arg);
     else
-        SP__STORE(&s->word, leased);
+        SP__STORE(word, leased);
     SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
     INSIDE(c, 0);
     return e.item;
@@ -188,7 +188,7 @@ void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
         if (SP__LIKELY(n > 0)) {
             m->n = --n;
             sp__mentry e = m->e[n];
-            SP__STORE(&e.slot->word, SP__LOAD_RELAXED(&e.slot->word) + SP__TO_LEASED);
+            SP__STORE(e.word, SP__LOAD_RELAXED(e.word) + SP__TO_LEASED);
             SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
             return e.item;
         }
@@ -340,16 +340,17 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
 sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
 #  if !SP_DEBUG
     if (SP__LIKELY(q < SP__LOAD_RELAXED(&p->ts_fast_count) && sp__tl.id == p->ts_fast_id)) {
-        sp__slot *s = (sp__slot *)(void *)p->slots + q;
-        uint32_t word = SP__LOAD_RELAXED(&s->word), next;
+        uint32_t *w = &((sp__slot *)(void *)p->slots + q)->word;
+        SP__OPAQUE(w); /* one register for the load, the CAS and the entry (one lea, not two) */
+        uint32_t word = SP__LOAD_RELAXED(w), next;
         sp__tcache *c = sp__tl.cache;
         sp__mag *m = c->loaded;
         uint32_t n = m->n;
         if (SP__LIKELY((word & (SP__STATE_MASK | SP__BUSY)) == SP__LEASED &&
                        !__builtin_add_overflow(word, LIFE_STEP, &next) && n < c->mag_size &&
-                       SP__CAS(&s->word, &word, next))) {
+                       SP__CAS(w, &word, next))) {
             m->e[n].item = (void *)(p->top_items + (uintptr_t)q * p->stride); /* fast_items */
-            m->e[n].slot = s;
+            m->e[n].word = w;
             m->n = n + 1u;
             SP__STORE_RELAXED(&c->released, c->released + 1u);
             return SP_OK;

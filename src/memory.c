@@ -341,6 +341,7 @@ void sp__member_dispose(sp_pool *p, uint32_t idx, bool ends_life) {
     DBG_POISON(item, p->item_size);
     sp__slot *s = slot_at(p, idx);
     uint32_t life = sp__life(s);
+    s->next = SP__NIL; /* in no list; and no mark once it is not leased (see sp__slot) */
     if (ends_life) {
         if (life == SP__LIFE_MAX) {
             s->word = life << SP__FLAG_BITS | SP__RETIRED;
@@ -361,6 +362,7 @@ SP__NOINLINE void sp__member_retire(sp_pool *p, uint32_t idx) {
     void *item = item_at(p, idx);
     run_dispose(p, idx, item); /* it was leased until now: not poisoned */
     DBG_POISON(item, p->item_size);
+    slot_at(p, idx)->next = SP__NIL; /* in no list, ever again; and no mark (see sp__slot) */
     slot_at(p, idx)->word = SP__LIFE_MAX << SP__FLAG_BITS | SP__RETIRED;
     p->ranges[range_of_index(p, idx)].built--;
     p->size--;

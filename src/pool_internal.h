@@ -228,6 +228,23 @@ static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
 }
 
 
+/* Clears the mark of a plain lease (next == idx, see sp__slot) before a flag is set or a life
+   ends: from then on the member resolves through the library. next means nothing else while
+   it equals the slot's own index, so this never breaks a list. */
+static inline void slot_unmark(sp_pool *p, uint32_t idx) {
+    sp__slot *s = slot_at(p, idx);
+    if (s->next == idx) s->next = SP__NIL;
+}
+
+
+/* Marks a memory-order member leased with no flag (see sp__slot), so that the inline resolve
+   finds it. Acquisition-order slots keep their lease-list link; a thread-safe pool's never
+   resolve in line. */
+static inline void slot_mark(sp_pool *p, uint32_t idx) {
+    if (!p->ordered && !p->ts) slot_at(p, idx)->next = idx;
+}
+
+
 static inline void free_push(sp_pool *p, uint32_t idx, sp__slot *s) {
     s->next = p->free_head;
     p->free_head = idx;
@@ -265,6 +282,7 @@ static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
    a slot pointer across a hook either. */
 #define SP__RUN_HOOK(p, idx, call)                                                                \
     do {                                                                                          \
+        slot_unmark((p), (idx));                                                                  \
         slot_at((p), (idx))->word |= SP__BUSY;                                                    \
         (p)->hook_depth++;                                                                        \
         call;                                                                                     \
@@ -304,13 +322,20 @@ static inline void leased_dec(sp_pool *p) { p->headroom++; }
 static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t idx = p->free_head;
     if (SP__UNLIKELY(idx >= p->plain_below)) return sp__acquire_other(p, arg, force);
-    sp__slot *s = plain_slot_at(p, idx);
-    p->free_head = s->next;
-    s->word += SP__TO_LEASED; /* free members carry no flags */
+    /* The slot addressed in each of its three accesses (SP__OPAQUE: no address register, no
+       separate zero extension), so that the mark costs its store and nothing more. */
+    uintptr_t ix = idx;
+    SP__OPAQUE(ix);
+    sp__slot *slots = (sp__slot *)(void *)p->slots;
+    p->free_head = slots[ix].next;
+    SP__OPAQUE(ix);
+    slots[ix].word += SP__TO_LEASED; /* free members carry no flags */
+    SP__OPAQUE(ix);
+    slots[ix].next = (uint32_t)ix; /* the mark of a plain lease (see sp__slot) */
     leased_inc(p);
     p->acquired++;
     /* plain: one live range, which holds every built member */
-    void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
+    void *item = (void *)(p->items0 + ix * p->stride);
     DBG_LEASING(p, idx, item);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */

@@ -36,6 +36,11 @@
 #  define SP__PRINTF(f, a)
 #endif
 
+/* An empty asm that the compiler must assume changes x: it keeps GCC from computing a slot's
+   address once into a register where addressing it in each access is an instruction less (the
+   header's SP__HOT_OPAQUE, for the library's own hot paths). */
+#define SP__OPAQUE(x) SP__HOT_OPAQUE(x)
+
 /* ---- handle bits (documented in spawnpool.h, HANDLES) ----------------------------------- */
 #define SP__SLOT_BITS 24u
 #define SP__TAG_BITS 12u
@@ -52,7 +57,15 @@
    slots are the 16-byte sp__oslot, with a back link) the lease list, doubly linked, oldest
    acquisition at the head. In a memory-order pool a leased slot is in no list and has no back link.
    LEASED is state 0, so that a leased member's word has its low three bits clear exactly when
-   no hook is running on it: the release's check is one test (see releasable in lease.c). */
+   no hook is running on it: the release's check is one test (see releasable in lease.c).
+   A memory-order member leased with no flag set has its own slot index in next (the plain
+   acquisition writes it), and next holds a slot's own index in no other state (a list never
+   links a slot to itself; SP__NIL and the marks are no index): the header's inline sp_resolve
+   then compares the slot's 8 bytes with the handle less the pool's tag, the index against
+   next and life << 4 against the word, whose flags lie beside the tag's top 4 bits (see
+   docs/design.md). So whatever sets a flag or ends the life of a leased memory-order member
+   first clears that mark (slot_unmark), and a member that keeps no mark only resolves through
+   the library. next comes first so that a little-endian 64-bit load reads word << 32 | next. */
 enum {
     SP__LEASED = 0u,  /* handed out */
     SP__FREE = 1u,    /* built, ready to hand out */
@@ -69,10 +82,17 @@ enum {
 #define SP__TO_LEASED ((uint32_t)SP__LEASED - (uint32_t)SP__FREE)
 #define SP__TO_NEXT_FREE ((1u << SP__FLAG_BITS) + (uint32_t)SP__FREE - (uint32_t)SP__LEASED)
 
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 typedef struct sp__slot {
     uint32_t word;
     uint32_t next;
 } sp__slot;
+#else
+typedef struct sp__slot {
+    uint32_t next;
+    uint32_t word;
+} sp__slot;
+#endif
 
 /* The slot of an acquisition-order pool: the same, the lease list's back link, in the same
    cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
@@ -135,9 +155,9 @@ struct sp_pool {
     ptrdiff_t headroom;
     size_t peak_leased;
     uint64_t tag_bits;      /* tag << SP__SLOT_BITS: a handle's tag in place */
-    uint64_t resolve_below; /* slot_cap << 28 when the pool is in memory order (8-byte slots)
-                               and one live range holds every member, else 0: a handle whose
-                               slot index (tag subtracted) is below slot_cap resolves in line */
+    uint64_t resolve_below; /* slot_cap when the pool is in memory order (8-byte slots) and one
+                               live range holds every member, else 0: a handle whose low 32
+                               bits (tag subtracted) are below it resolves in line */
     uint32_t stride_rot;    /* stride = odd << stride_rot */
     uint32_t slot_size;     /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
     uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
@@ -236,7 +256,7 @@ struct sp_pool {
 };
 
 /* The header's inline sp_resolve reads these fields through struct sp__pool_hot: they must lie
-   where it says (and sp__resolve_slow_l2 be renamed if they ever move or change meaning). */
+   where it says (and sp__resolve_slow_l3 be renamed if they ever move or change meaning). */
 #define SP__HOT_AT(f, g) (offsetof(struct sp_pool, f) == offsetof(struct sp__pool_hot, g))
 #if defined(__cplusplus)
 #  define SP__STATIC_ASSERT(c, m) static_assert(c, m)

@@ -39,12 +39,14 @@
       __atomic_compare_exchange_n((ptr), (expected), (desired), false, __ATOMIC_ACQ_REL,          \
                                   __ATOMIC_ACQUIRE)
 
-/* A magazine: up to mag_size free members of one pool (address and slot). The slot's address
-   rather than its index, so that the fast acquire stores the word without computing it: a
-   thread-safe pool's slots never move and are 8 bytes (never ordered). */
+/* A magazine: up to mag_size free members of one pool (address and slot word). The word's
+   address rather than the slot's index, so that the fast acquire stores the word without
+   computing it, and the fast release keeps the one address its CAS needs (the word is not the
+   slot's first field: see sp__slot): a thread-safe pool's slots never move and are 8 bytes
+   (never ordered). */
 typedef struct sp__mentry {
     void *item;
-    sp__slot *slot;
+    uint32_t *word;
 } sp__mentry;
 
 typedef struct sp__mag {
@@ -56,11 +58,12 @@ typedef struct sp__mag {
 
 static inline void sp__mentry_set(const sp_pool *p, sp__mentry *e, uint32_t idx, void *item) {
     e->item = item;
-    e->slot = (sp__slot *)(void *)p->slots + idx;
+    e->word = &((sp__slot *)(void *)p->slots + idx)->word;
 }
 
 static inline uint32_t sp__mentry_idx(const sp_pool *p, const sp__mentry *e) {
-    return (uint32_t)(e->slot - (sp__slot *)(void *)p->slots);
+    uintptr_t at = (uintptr_t)e->word - offsetof(sp__slot, word) - (uintptr_t)p->slots;
+    return (uint32_t)(at / sizeof(sp__slot));
 }
 
 /* One thread's cache of one pool. Owned by the pool (freed with it); the thread finds it

@@ -229,6 +229,91 @@ static void another_tag_never_resolves_in_any_slot_state(void **state) {
     EXPECT_NO_LEAK(&env.alloc);
 }
 
+/* The inline resolve compares a slot's 8 bytes: the free-list link, which holds the slot's own
+   index exactly while the member is leased with no flag set, and the word. Every other state
+   must leave that mark behind, or a handle of a tag whose top 4 bits differ by the word's flags
+   would match: a hook running on a marked member (on_acquire of a hooked pool, dispose during
+   sp_clear), and a slot retired with no dispose hook to run (fails without the retirement
+   clearing the link). */
+typedef struct mark_probe {
+    sp_pool *pool;
+    sp_handle own;
+    int in_hook, foreign_in_hook, own_in_acquire;
+} mark_probe;
+
+static mark_probe the_mark_probe;
+
+static void mark_probe_acquire(void *item, const void *arg, void *user) {
+    (void)arg;
+    (void)user;
+    mark_probe *m = &the_mark_probe;
+    sp_handle h = sp_handle_of(m->pool, item);
+    if (sp_resolve(m->pool, h) == item) m->own_in_acquire++; /* busy: through the library */
+    m->in_hook++;
+    m->foreign_in_hook += tag_variants_resolving(m->pool, h);
+}
+
+static void mark_probe_dispose(void *item, void *user) {
+    (void)item;
+    (void)user;
+    mark_probe *m = &the_mark_probe;
+    if (sp_handle_is_null(m->own)) return;
+    m->in_hook++;
+    m->foreign_in_hook += tag_variants_resolving(m->pool, m->own);
+}
+
+static void another_tag_never_resolves_after_the_mark(void **state) {
+    (void)state;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "marks", 32);
+    d.create = NULL;
+    d.on_acquire = NULL;
+    d.on_release = NULL;
+    d.dispose = NULL;
+    /* Retired: the plain acquisition marked it; its last life ends in sp_release. */
+    sp_pool *p = sp_pool_create(&d);
+    void *a = sp_acquire(p);
+    void *b = sp_acquire(p);
+    sp__debug_set_life(p, a, SP__LIFE_MAX);
+    sp_handle ha = sp_handle_of(p, a), hb = sp_handle_of(p, b);
+    assert_ptr_equal(sp_resolve(p, ha), a);
+    assert_int_equal(tag_variants_resolving(p, ha), 0); /* leased, marked */
+    assert_int_equal(sp_release(p, a), SP_OK);          /* retires */
+    assert_null(sp_resolve(p, ha));
+    assert_int_equal(tag_variants_resolving(p, ha), 0); /* retired */
+    assert_ptr_equal(sp_resolve(p, hb), b);
+    sp_pool_destroy(p);
+    /* A hook on a member: on_acquire (the lease marks it after the hook), dispose of a leased
+       member in sp_clear (marked by the plain acquisition before). */
+    memset(&the_mark_probe, 0, sizeof the_mark_probe);
+    d.on_acquire = mark_probe_acquire;
+    p = sp_pool_create(&d);
+    the_mark_probe.pool = p;
+    void *c = sp_acquire(p);
+    assert_int_equal(the_mark_probe.in_hook, 1);
+    assert_int_equal(the_mark_probe.own_in_acquire, 1);
+    sp_handle hc = sp_handle_of(p, c);
+    assert_ptr_equal(sp_resolve(p, hc), c); /* marked after the hook */
+    assert_int_equal(tag_variants_resolving(p, hc), 0);
+    sp_pool_destroy(p);
+    assert_int_equal(the_mark_probe.foreign_in_hook, 0);
+    memset(&the_mark_probe, 0, sizeof the_mark_probe);
+    d.on_acquire = NULL;
+    d.dispose = mark_probe_dispose;
+    p = sp_pool_create(&d);
+    the_mark_probe.pool = p;
+    void *e = sp_acquire(p);
+    the_mark_probe.own = sp_handle_of(p, e);
+    assert_ptr_equal(sp_resolve(p, the_mark_probe.own), e);
+    sp_clear(p);
+    assert_int_equal(the_mark_probe.in_hook, 1);
+    assert_int_equal(the_mark_probe.foreign_in_hook, 0);
+    assert_null(sp_resolve(p, the_mark_probe.own));
+    the_mark_probe.own = sp_handle_null();
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void handle_from_another_live_pool_never_resolves(void **state) {
     (void)state;
     test_env env;
@@ -456,6 +541,7 @@ int main(void) {
         cmocka_unit_test(null_and_forged_handles_resolve_to_null),
         cmocka_unit_test(handle_from_another_live_pool_never_resolves),
         cmocka_unit_test(another_tag_never_resolves_in_any_slot_state),
+        cmocka_unit_test(another_tag_never_resolves_after_the_mark),
         cmocka_unit_test(live_pools_have_distinct_tags),
         cmocka_unit_test(is_leased_is_true_only_for_leased_members),
         cmocka_unit_test(exhausted_generation_retires_the_slot),
