@@ -230,10 +230,22 @@ static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
 
 /* Clears the mark of a plain lease (next == idx, see sp__slot) before a flag is set or a life
    ends: from then on the member resolves through the library. next means nothing else while
-   it equals the slot's own index, so this never breaks a list. */
-static inline void slot_unmark(sp_pool *p, uint32_t idx) {
+   it equals the slot's own index, so this never breaks a list. True when there was a mark. */
+static inline bool slot_unmark(sp_pool *p, uint32_t idx) {
     sp__slot *s = slot_at(p, idx);
-    if (s->next == idx) s->next = SP__NIL;
+    if (s->next != idx) return false;
+    s->next = SP__NIL;
+    return true;
+}
+
+
+/* After a hook on a member that was marked: the mark again if the member is still leased with
+   no flag set and nothing else took its link meanwhile (a member leased in a memory-order pool
+   keeps SP__NIL there, or sp_release_all's mark, which must stay). A priority callback scores
+   every leased member: without this they would all resolve through the library afterwards. */
+static inline void slot_remark(sp_pool *p, uint32_t idx) {
+    sp__slot *s = slot_at(p, idx);
+    if (s->next == SP__NIL && (s->word & ((1u << SP__FLAG_BITS) - 1u)) == SP__LEASED) s->next = idx;
 }
 
 
@@ -282,12 +294,13 @@ static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
    a slot pointer across a hook either. */
 #define SP__RUN_HOOK(p, idx, call)                                                                \
     do {                                                                                          \
-        slot_unmark((p), (idx));                                                                  \
+        bool marked_ = slot_unmark((p), (idx)); /* busy: no mark (see sp__slot) */               \
         slot_at((p), (idx))->word |= SP__BUSY;                                                    \
         (p)->hook_depth++;                                                                        \
         call;                                                                                     \
         (p)->hook_depth--;                                                                        \
         slot_at((p), (idx))->word &= ~(uint32_t)SP__BUSY;                                         \
+        if (marked_) slot_remark((p), (idx));                                                     \
     } while (0)
 
 

@@ -64,8 +64,8 @@
    then compares the slot's 8 bytes with the handle less the pool's tag, the index against
    next and life << 4 against the word, whose flags lie beside the tag's top 4 bits (see
    docs/design.md). So whatever sets a flag or ends the life of a leased memory-order member
-   first clears that mark (slot_unmark), and a member that keeps no mark only resolves through
-   the library. next comes first so that a little-endian 64-bit load reads word << 32 | next. */
+   first clears that mark (slot_unmark; a hook puts it back after, slot_remark), and a member
+   that keeps no mark only resolves through the library. next comes first so that a little-endian 64-bit load reads word << 32 | next. */
 enum {
     SP__LEASED = 0u,  /* handed out */
     SP__FREE = 1u,    /* built, ready to hand out */

@@ -262,6 +262,61 @@ static void mark_probe_dispose(void *item, void *user) {
     m->foreign_in_hook += tag_variants_resolving(m->pool, m->own);
 }
 
+/* A priority callback scores every leased member of a memory-order RECLAIM pool: the hook's
+   busy bit takes each one's mark, and the mark comes back after the hook (white-box: the link
+   holds the slot's own index), or every member would resolve through the library from then on
+   (fails without slot_remark). Inside the callback, no other tag resolves either. */
+static double mark_probe_priority(const void *item, void *user) {
+    (void)user;
+    mark_probe *m = &the_mark_probe;
+    sp_handle h = sp_handle_of(m->pool, item);
+    m->in_hook++;
+    m->foreign_in_hook += tag_variants_resolving(m->pool, h);
+    return (double)(uintptr_t)item; /* the lowest address goes */
+}
+
+static void marks_come_back_after_a_priority_callback(void **state) {
+    (void)state;
+    enum { N = 4 };
+    test_env env;
+    sp_desc d = test_env_desc(&env, "scored", 32);
+    d.create = NULL;
+    d.on_acquire = NULL;
+    d.on_release = NULL;
+    d.dispose = NULL;
+    d.max = N;
+    d.overflow = SP_OVERFLOW_RECLAIM;
+    d.order = SP_ORDER_MEMORY;
+    d.priority = mark_probe_priority;
+    memset(&the_mark_probe, 0, sizeof the_mark_probe);
+    sp_pool *p = sp_pool_create(&d);
+    the_mark_probe.pool = p;
+    void *m[N];
+    sp_handle h[N];
+    for (int i = 0; i < N; i++) {
+        m[i] = sp_acquire(p);
+        h[i] = sp_handle_of(p, m[i]);
+    }
+    void *again = sp_acquire(p); /* saturated: scores all four, reclaims the lowest address */
+    assert_non_null(again);
+    assert_int_equal(the_mark_probe.in_hook, N);
+    assert_int_equal(the_mark_probe.foreign_in_hook, 0);
+    const sp__slot *slots = (const sp__slot *)(const void *)p->slots;
+    int marked = 0;
+    for (int i = 0; i < N; i++) {
+        uint32_t idx = (uint32_t)SLOT_OF(h[i]);
+        if (m[i] == again) { /* the victim: the old life is gone, the new one is marked too */
+            assert_null(sp_resolve(p, h[i]));
+        } else {
+            assert_ptr_equal(sp_resolve(p, h[i]), m[i]);
+        }
+        if (slots[idx].next == idx) marked++;
+    }
+    assert_int_equal(marked, N);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&env.alloc);
+}
+
 static void another_tag_never_resolves_after_the_mark(void **state) {
     (void)state;
     test_env env;
@@ -542,6 +597,7 @@ int main(void) {
         cmocka_unit_test(handle_from_another_live_pool_never_resolves),
         cmocka_unit_test(another_tag_never_resolves_in_any_slot_state),
         cmocka_unit_test(another_tag_never_resolves_after_the_mark),
+        cmocka_unit_test(marks_come_back_after_a_priority_callback),
         cmocka_unit_test(live_pools_have_distinct_tags),
         cmocka_unit_test(is_leased_is_true_only_for_leased_members),
         cmocka_unit_test(exhausted_generation_retires_the_slot),
