@@ -31,7 +31,10 @@
     repeat of the minimum. The CSV's n column is the thread count.
 
     Implementations: spawnpool_ts (a thread-safe pool), spawnpool (the plain
-    pool, one thread only: the reference for the thread-safe mode's cost), spawnpool_mutex (the
+    pool, one thread only: the reference for the thread-safe mode's cost), checked_cas (the
+    floor of a thread-safe checked pool: per-thread free lists, one CAS a release; below),
+    checked_side (bench_impls.c's checked free list, one thread only: checked_cas's
+    reference), spawnpool_mutex (the
     plain pool behind a pthread mutex: the naive answer), boost_singleton (boost::singleton_pool
     and its mutex), gslice, glibc, mimalloc, tcmalloc and jemalloc (bench_impls.c's peers, which
     are thread-safe as they are; jemalloc only in a process that preloads it).
@@ -147,8 +150,124 @@ static void singleton_release(void *state, void *item) {
     bench_singleton_free(item);
 }
 
+/* ---------------------------------------------------------------------------------------------
+   checked_cas: the floor of a thread-safe checked pool. bench_impls.c's checked_side (a free
+   list of members with a side array of state words, each release checked with the exact
+   range-and-stride test and the state word), made thread-safe in the cheapest way that keeps
+   a racing double release exact: each thread keeps its own free members (a thread-local
+   stack of pointers, nothing shared between threads on the way), and a release makes the one atomic
+   compare-and-swap LEASED -> FREE on the member's state word, so that of two threads releasing
+   the same member exactly one wins. An acquisition is a pop and a release store of LEASED (a
+   FREE word changes only in its owner's hands). A thread whose stack is empty takes a chunk of
+   never-used members from a shared counter (the only shared write, once per CAS_CHUNK); there
+   is no depot, no growth, no stats, no hooks, no handles, and a member released on another
+   thread stays with that thread. What a thread-safe spawnpool pool costs beyond it is what its
+   design costs; what checked_cas costs beyond checked_side (one thread) is what exact racing
+   release detection costs any design.
+   ------------------------------------------------------------------------------------------ */
+
+enum { CAS_CAP = 1 << 17, CAS_CHUNK = 64, CAS_FREE = 0, CAS_LEASED = 1 };
+
+typedef struct cas_floor {
+    unsigned char *items;
+    _Atomic uint32_t *side;
+    _Alignas(64) _Atomic size_t fresh; /* never-used members handed out so far */
+    _Alignas(64) _Atomic size_t refused;
+} cas_floor;
+
+/* The calling thread's free members of one floor: a stack of pointers (as a spawnpool
+   magazine, nothing written into a free member), found with one thread-local compare. */
+static _Thread_local struct {
+    const cas_floor *owner;
+    void **stack;
+    size_t n, cap;
+} cas_tl;
+
+static bool cas_open(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    if (item_size != ITEM) return false;
+    cas_floor *c = aligned_alloc(64, sizeof *c);
+    if (c == NULL) return false;
+    memset(c, 0, sizeof *c);
+    c->items = aligned_alloc(64, (size_t)CAS_CAP * ITEM);
+    c->side = aligned_alloc(64, (size_t)CAS_CAP * sizeof *c->side); /* lines of its own */
+    if (c->items == NULL || c->side == NULL) {
+        free(c->items), free(c->side), free(c);
+        return false;
+    }
+    memset(c->side, 0, (size_t)CAS_CAP * sizeof *c->side); /* CAS_FREE */
+    *state = c;
+    return true;
+}
+static void cas_close(void *state) {
+    cas_floor *c = state;
+    if (atomic_load(&c->refused))
+        fprintf(stderr, "spbench: checked_cas refused %zu releases\n", atomic_load(&c->refused));
+    free(c->items), free(c->side), free(c);
+}
+/* The member index of item, or CAS_CAP: checked_side's exact test (stride 64: rotate by 6,
+   the odd part 1). */
+static inline size_t cas_index(const cas_floor *c, const void *item) {
+    uint64_t off = (uint64_t)((uintptr_t)item - (uintptr_t)c->items);
+    uint64_t q = (off >> 6) | (off << 58);
+    return q < CAS_CAP ? (size_t)q : CAS_CAP;
+}
+/* The thread's first call on c, or its stack is full: (re)claim the stack, with room. False
+   when memory fails. */
+static __attribute__((noinline)) bool cas_room(const cas_floor *c) {
+    if (cas_tl.owner != c) { /* another floor's members are dropped with it */
+        cas_tl.owner = c;
+        cas_tl.n = 0;
+    }
+    if (cas_tl.n < cas_tl.cap) return true;
+    size_t cap = cas_tl.cap ? cas_tl.cap * 2u : 4096u;
+    void **grown = realloc(cas_tl.stack, cap * sizeof *grown);
+    if (grown == NULL) return false;
+    cas_tl.stack = grown;
+    cas_tl.cap = cap;
+    return true;
+}
+static __attribute__((noinline)) void *cas_refill(cas_floor *c) {
+    size_t first = atomic_fetch_add_explicit(&c->fresh, CAS_CHUNK, memory_order_relaxed);
+    if (first >= CAS_CAP) return NULL;
+    for (size_t i = first + CAS_CHUNK; i-- > first + 1;) {
+        if (!cas_room(c)) return NULL;
+        cas_tl.stack[cas_tl.n++] = c->items + i * ITEM;
+    }
+    return c->items + first * ITEM;
+}
+static void *cas_acquire(void *state) {
+    cas_floor *c = state;
+    void *item;
+    if (cas_tl.owner == c && cas_tl.n > 0) item = cas_tl.stack[--cas_tl.n];
+    else if ((item = cas_refill(c)) == NULL) return NULL;
+    atomic_store_explicit(&c->side[cas_index(c, item)], CAS_LEASED, memory_order_release);
+    return item;
+}
+static void cas_release(void *state, void *item) {
+    cas_floor *c = state;
+    size_t i = cas_index(c, item);
+    uint32_t expected = CAS_LEASED;
+    if (i >= CAS_CAP || !atomic_compare_exchange_strong_explicit(&c->side[i], &expected, CAS_FREE,
+                                                                 memory_order_acq_rel,
+                                                                 memory_order_acquire)) {
+        atomic_fetch_add(&c->refused, 1);
+        return;
+    }
+    if (cas_tl.owner != c || cas_tl.n == cas_tl.cap) {
+        if (!cas_room(c)) return; /* out of memory: the member is lost to the floor */
+    }
+    cas_tl.stack[cas_tl.n++] = item;
+}
+
+/* checked_side (bench_impls.c), one thread only: checked_cas's reference, as spawnpool is
+   spawnpool_ts's. A fixed chunk of members, enough for any one-thread workload here. */
+static const bench_impl *checked_side_impl(void) { return bench_impl_find("checked_side"); }
+
 static const bench_impl impl_plain = {"spawnpool", plain_open, pool_close, pool_acquire,
                                       pool_release, NULL};
+static const bench_impl impl_cas = {"checked_cas", cas_open, cas_close, cas_acquire, cas_release,
+                                    NULL};
 static const bench_impl impl_mutex = {"spawnpool_mutex", mutex_open, mutex_close, mutex_acquire,
                                       mutex_release, NULL};
 static const bench_impl impl_singleton = {"boost_singleton", singleton_open, singleton_close,
@@ -156,8 +275,8 @@ static const bench_impl impl_singleton = {"boost_singleton", singleton_open, sin
 
 /* Report order. The peers are bench_impls.c's own, looked up by name. */
 static const char *const tb_order[] = {
-    "spawnpool_ts", "spawnpool", "spawnpool_mutex", "boost_singleton",
-    "gslice",       "glibc",     "mimalloc",        "tcmalloc",
+    "spawnpool_ts", "spawnpool", "checked_cas", "checked_side", "spawnpool_mutex",
+    "boost_singleton", "gslice", "glibc", "mimalloc", "tcmalloc",
 };
 
 static const bench_impl *tb_find(const char *name) {
@@ -166,6 +285,8 @@ static const bench_impl *tb_find(const char *name) {
 #endif
     if (strcmp(name, impl_plain.name) == 0) return &impl_plain;
     if (strcmp(name, impl_mutex.name) == 0) return &impl_mutex;
+    if (strcmp(name, impl_cas.name) == 0) return &impl_cas;
+    if (strcmp(name, "checked_side") == 0) return checked_side_impl();
     if (strcmp(name, impl_singleton.name) == 0) return &impl_singleton;
     if (strcmp(name, "spawnpool_ts") == 0) return NULL;
     return bench_impl_find(name);
@@ -451,10 +572,12 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
             emit(workload, threads, names[i], "not_built", 0, "flag");
             continue;
         }
-        if (strcmp(impl->name, "spawnpool") == 0 && threads > 1) continue; /* one thread's */
+        bool single = strcmp(impl->name, "spawnpool") == 0 || strcmp(impl->name, "checked_side") == 0;
+        if (single && threads > 1) continue; /* the one-thread references */
         tb_cell *c = &cells[count];
         c->impl = impl;
-        if (!impl->open(&c->state, ITEM, 0)) continue;
+        /* checked_side has no growth: a chunk of members enough for one thread's workload */
+        if (!impl->open(&c->state, ITEM, strcmp(impl->name, "checked_side") == 0 ? 1u << 16 : 0u)) continue;
         c->samples = calloc(repeats, sizeof *c->samples);
         c->cores = calloc(repeats, sizeof *c->cores);
         c->waited = calloc(repeats, sizeof *c->waited);
@@ -486,6 +609,17 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
             fprintf(stderr, "spbench: pthread_create failed\n");
             ok = false;
             break;
+        }
+        /* One CPU per worker while there are enough: left to itself, the scheduler often runs
+           both workers of a 2-thread team on one CPU for whole segments while any other job
+           (even a niced one) runs on the other, and such a repeat measures nothing about
+           scaling. Oversubscribed teams are left to the scheduler: preemption is what they
+           show. */
+        if (threads <= cpus) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(started, &set);
+            (void)pthread_setaffinity_np(w->thread, sizeof set, &set);
         }
     }
     if (ok) {

@@ -184,7 +184,9 @@
     Each thread keeps a cache of free members per pool (two magazines of `magazine_size`,
     default 64): acquire and release touch only it, and a depot under the pool's lock trades
     whole magazines; growth, refills and the calls below that say "lock" take the lock. Any
-    thread may release a member that another acquired. Safe from any thread at any time:
+    thread may release a member that another acquired. Traffic that keeps crossing the depot
+    between threads (producer/consumer) doubles the size of new magazines, up to 16 x
+    magazine_size (and max / 64 in a pool with max). Safe from any thread at any time:
     sp_acquire, _with, _force (no reclaim: it acts as sp_acquire), sp_acquire_handle,
     sp_release, sp_resolve, sp_handle_of, sp_is_leased, sp_prewarm (lock), sp_stats_get (lock;
     exact when no other thread is inside the pool, its counters monotone otherwise),
@@ -204,8 +206,9 @@
       be called from several threads at once. Hooks may call back into their pool as in a plain
       pool (the lock is recursive); destroy, clear and trim are refused inside them.
     - max and DROP hold exactly for built members (growth is under the lock). A DROP pool may
-      refuse while free members sit in other threads' caches: at most 2 x magazine_size per
-      other thread (the depot is drained first; a thread that exits hands its cache back).
+      refuse while free members sit in other threads' caches: at most two magazines per other
+      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after (the depot is
+      drained first; a thread that exits hands its cache back).
     - Need quiescence (no other thread inside a call on the pool, and their calls ordered
       before and after by a join, a barrier or a lock): sp_each, sp_leased_each, sp_first /
       sp_next, sp_iter_first / sp_iter_next (each call), sp_release_all, sp_leak_report,
@@ -400,7 +403,8 @@ typedef struct sp_desc {
     sp_threads threads;     /* SP_THREADS_SAFE: any thread may call the pool at any time (see
                                THREADS) (=SP_THREADS_NONE: one thread at a time) */
     size_t magazine_size;   /* thread-safe pools: free members per per-thread magazine; each
-                               thread caches up to two magazines per pool (=0: 64; at most
+                               thread caches up to two magazines per pool; the starting size,
+                               grown for cross-thread traffic (see THREADS) (=0: 64; at most
                                65536) */
 } sp_desc;
 

@@ -59,7 +59,7 @@ static uint32_t ts_word(const sp_pool *p, uint32_t idx) { return SP__LOAD(&slot_
    hold exactly for built members: growth stops at max unless the policy is GROW. */
 static void grow_batch(sp_pool *p, sp__tcache *c) {
     sp__ts *ts = p->ts;
-    for (uint32_t built = 0; built < (ts->mag_size + 1u) / 2u; built++) {
+    for (uint32_t built = 0; built < (ts->mag_first + 1u) / 2u; built++) {
         bool past_max = p->max && p->size >= p->max;
         if (past_max && (p->overflow != SP_OVERFLOW_GROW || built > 0)) return;
         uint32_t idx = sp__member_build(p, past_max);
@@ -74,7 +74,7 @@ static void grow_batch(sp_pool *p, sp__tcache *c) {
         void *item = item_at(p, idx);
         DBG_FREED(p, idx, item);
         sp__mag *m = c->loaded; /* read again: a create hook may have swapped it */
-        if (m->n < ts->mag_size) {
+        if (m->n < m->cap) {
             sp__mentry_set(p, &m->e[m->n], idx, item);
             m->n++;
         } else {
@@ -91,7 +91,7 @@ static void grow_batch(sp_pool *p, sp__tcache *c) {
 static bool refill(sp_pool *p, sp__tcache *c) {
     sp__ts *ts = p->ts;
     sp__ts_lock(p);
-    sp__ts_note_peak(p);
+    sp__ts_depot_visit(p, c);
     if (c->loaded->n == 0 && c->prev->n > 0) { /* a hook under the lock may have filled it */
         sp__mag *t = c->loaded;
         c->loaded = c->prev;
@@ -100,17 +100,20 @@ static bool refill(sp_pool *p, sp__tcache *c) {
     if (c->loaded->n == 0 && ts->full) {
         sp__mag *full = ts->full;
         ts->full = full->next;
-        c->prev->next = ts->empty;
-        ts->empty = c->prev;
+        sp__ts_mag_put_empty(p, c->prev);
         c->prev = c->loaded;
         c->loaded = full;
     }
-    for (sp__mag *m = c->loaded; m->n < ts->mag_size && ts->free_head != SP__NIL; m->n++) {
+    for (sp__mag *m = c->loaded; m->n < m->cap && ts->free_head != SP__NIL; m->n++) {
         uint32_t idx = ts->free_head;
         ts->free_head = slot_at(p, idx)->next;
         sp__mentry_set(p, &m->e[m->n], idx, item_at(p, idx));
     }
     if (c->loaded->n == 0) {
+        /* The peak of leased members is noted here, where the pool is about to grow or drop
+           (it reads every thread's counters: lines that their threads write on every call,
+           so not on every refill). */
+        sp__ts_note_peak(p);
         if (p->allocating > 0) { /* this thread is inside the allocator, growing the pool */
             sp__log(p, SP__MSG_IN_ALLOCATOR, "acquire");
         } else {
@@ -227,7 +230,8 @@ static bool room_made(sp_pool *p, sp__tcache *c) {
         return true;
     }
     sp__ts_lock(p);
-    bool ok = c->loaded->n < p->ts->mag_size; /* a hook under the lock may have made room */
+    sp__ts_depot_visit(p, c);
+    bool ok = c->loaded->n < c->loaded->cap; /* a hook under the lock may have made room */
     if (!ok) {
         sp__mag *empty = sp__ts_mag_get(p);
         if (empty) {
@@ -310,7 +314,7 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
         SP__STORE(&s->word, word + LIFE_STEP);
     }
     DBG_FREED(p, idx, item);
-    if (c && (c->loaded->n < p->ts->mag_size || room_made(p, c))) {
+    if (c && (c->loaded->n < c->loaded->cap || room_made(p, c))) {
         sp__mag *m = c->loaded;
         sp__mentry_set(p, &m->e[m->n], idx, item);
         m->n++;
@@ -347,7 +351,7 @@ sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
         sp__mag *m = c->loaded;
         uint32_t n = m->n;
         if (SP__LIKELY((word & (SP__STATE_MASK | SP__BUSY)) == SP__LEASED &&
-                       !__builtin_add_overflow(word, LIFE_STEP, &next) && n < c->mag_size &&
+                       !__builtin_add_overflow(word, LIFE_STEP, &next) && n < m->cap &&
                        SP__CAS(w, &word, next))) {
             m->e[n].item = (void *)(p->top_items + (uintptr_t)q * p->stride); /* fast_items */
             m->e[n].word = w;

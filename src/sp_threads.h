@@ -21,6 +21,17 @@
 
 #define SP__TS_DEFAULT_MAGAZINE 64u
 #define SP__TS_MAX_MAGAZINE 65536u
+/* Adaptive magazines (Bonwick and Adams): the depot doubles the size of new magazines while
+   visits are frequent and handed off between threads, up to this many times magazine_size
+   (and SP__TS_MAX_MAGAZINE; in a pool with max, max / SP__TS_GROW_MAX_SHARE at most, never
+   below magazine_size). */
+#define SP__TS_GROW_FACTOR 16u
+#define SP__TS_GROW_MAX_SHARE 64u
+/* A depot visit is frequent when it comes fewer than this many magazines' worth of the
+   thread's operations after its previous one; this many frequent handed-off visits double the
+   size. */
+#define SP__TS_FREQUENT_MAGS 4u
+#define SP__TS_GROW_STRIKES 8u
 /* A thread-safe pool without a reservation allocates its slots once, for this many members or
    max, whichever is more: slots that other threads read and CAS must never move. */
 #define SP__TS_FALLBACK_SLOTS (1u << 20)
@@ -52,7 +63,7 @@ typedef struct sp__mentry {
 typedef struct sp__mag {
     struct sp__mag *next; /* in the depot's full or empty list */
     struct sp__mag *all;  /* every magazine of the pool, freed with it */
-    uint32_t n;
+    uint32_t n, cap;      /* members held, room (magazines grow: see SP__TS_GROW_FACTOR) */
     sp__mentry e[];
 } sp__mag;
 
@@ -72,7 +83,7 @@ static inline uint32_t sp__mentry_idx(const sp_pool *p, const sp__mentry *e) {
 typedef struct sp__tcache {
     sp__mag *loaded, *prev;
     uint64_t acquired, released;
-    uint32_t mag_size;    /* the pool's, here for the fast release */
+    uint64_t ops_at_visit; /* acquired + released at its last depot visit (adaptive size) */
     int inside;           /* debug builds: its thread is inside a call on the pool */
     bool orphan;          /* its thread exited: magazines returned, counters kept */
     struct sp__tcache *next; /* the pool's caches */
@@ -85,7 +96,10 @@ typedef struct sp__ts_range {
 
 typedef struct sp__ts {
     uint64_t id;          /* unique for the process's life, never 0: the thread tables check it */
-    uint32_t mag_size;
+    uint32_t mag_size;    /* new magazines' size: magazine_size, doubled by contention */
+    uint32_t mag_first;   /* magazine_size (growth batches, the growth limit) */
+    uint32_t strikes;     /* frequent handed-off depot visits since the last doubling */
+    const struct sp__tcache *last_visitor; /* the depot's last visitor: is a visit a handoff */
     /* The fast range: a reserved pool's first range (its members from slot 0, at the
        reservation's start, which is also the constant view's top_items, so that sp_release's
        member number is the slot index); 0 in a fallback pool. Its built members are
@@ -137,6 +151,8 @@ void sp__ts_lock(sp_pool *p);
 void sp__ts_unlock(sp_pool *p);
 void sp__ts_flush_cache(sp_pool *p, sp__tcache *c);
 sp__mag *sp__ts_mag_get(sp_pool *p);
+void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m);
+void sp__ts_depot_visit(sp_pool *p, sp__tcache *c);
 void sp__ts_note_peak(sp_pool *p);
 #endif
 

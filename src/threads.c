@@ -84,7 +84,13 @@ void sp__ts_lock(sp_pool *p) { pthread_mutex_lock(&p->ts->lock); }
 
 void sp__ts_unlock(sp_pool *p) { pthread_mutex_unlock(&p->ts->lock); }
 
-/* An empty magazine: from the depot, else a new one (under the lock). NULL: no memory. */
+/* A magazine's bytes: whole cache lines, so that no two threads' magazines share one. */
+static size_t mag_bytes(uint32_t cap) {
+    return (sizeof(sp__mag) + (size_t)cap * sizeof(sp__mentry) + 63u) & ~(size_t)63u;
+}
+
+/* An empty magazine: from the depot, else a new one of the current size (under the lock).
+   NULL: no memory. */
 sp__mag *sp__ts_mag_get(sp_pool *p) {
     sp__ts *ts = p->ts;
     sp__mag *m = ts->empty;
@@ -92,18 +98,60 @@ sp__mag *sp__ts_mag_get(sp_pool *p) {
         ts->empty = m->next;
         return m;
     }
-    size_t bytes = sizeof(sp__mag) + (size_t)ts->mag_size * sizeof(sp__mentry);
-    m = (sp__mag *)pool_alloc(p, bytes, _Alignof(sp__mag));
+    size_t bytes = mag_bytes(ts->mag_size);
+    m = (sp__mag *)pool_alloc(p, bytes, 64u);
     if (!m) {
         sp__log(p, SP__MSG_NOMEM, "magazine");
         return NULL;
     }
     p->bytes += bytes;
     m->n = 0;
+    m->cap = ts->mag_size;
     m->next = NULL;
     m->all = ts->all_mags;
     ts->all_mags = m;
     return m;
+}
+
+/* An empty magazine goes back to the depot (under the lock); one smaller than the current size
+   is freed instead, so that the depot hands out only the grown size from then on. */
+void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m) {
+    sp__ts *ts = p->ts;
+    if (m->cap >= ts->mag_size) {
+        m->next = ts->empty;
+        ts->empty = m;
+        return;
+    }
+    for (sp__mag **l = &ts->all_mags; *l; l = &(*l)->all) {
+        if (*l == m) {
+            *l = m->all;
+            break;
+        }
+    }
+    size_t bytes = mag_bytes(m->cap);
+    pool_free(p, m, bytes);
+    p->bytes -= bytes;
+}
+
+/* Every depot visit (under the lock): Bonwick and Adams' adaptive magazine size. A visit that
+   follows another thread's (the depot's lines and the lock move between cores: hundreds of
+   nanoseconds here) and comes soon after the thread's previous visit says the magazines are
+   too small for the traffic; SP__TS_GROW_STRIKES such visits double the size of the magazines
+   made from then on, up to the limit. Local churn with two magazines per thread seldom
+   visits, so only traffic that crosses the depot (producer/consumer) grows them. */
+void sp__ts_depot_visit(sp_pool *p, sp__tcache *c) {
+    sp__ts *ts = p->ts;
+    uint64_t ops = c->acquired + c->released;
+    bool frequent = ops - c->ops_at_visit < (uint64_t)SP__TS_FREQUENT_MAGS * ts->mag_size;
+    c->ops_at_visit = ops;
+    bool handoff = ts->last_visitor != NULL && ts->last_visitor != c;
+    ts->last_visitor = c;
+    if (!frequent || !handoff || ++ts->strikes < SP__TS_GROW_STRIKES) return;
+    ts->strikes = 0;
+    uint64_t limit = (uint64_t)ts->mag_first * SP__TS_GROW_FACTOR;
+    if (p->max && limit > p->max / SP__TS_GROW_MAX_SHARE) limit = p->max / SP__TS_GROW_MAX_SHARE;
+    if (limit > SP__TS_MAX_MAGAZINE) limit = SP__TS_MAX_MAGAZINE;
+    if ((uint64_t)ts->mag_size * 2u <= limit) ts->mag_size *= 2u;
 }
 
 /* A magazine goes back to the depot (under the lock): whole if full, else its members to the
@@ -111,7 +159,7 @@ sp__mag *sp__ts_mag_get(sp_pool *p) {
 static void mag_return(sp_pool *p, sp__mag *m) {
     sp__ts *ts = p->ts;
     if (!m) return;
-    if (m->n == ts->mag_size) {
+    if (m->n == m->cap) {
         m->next = ts->full;
         ts->full = m;
         return;
@@ -121,8 +169,7 @@ static void mag_return(sp_pool *p, sp__mag *m) {
         slot_at(p, idx)->next = ts->free_head;
         ts->free_head = idx;
     }
-    m->next = ts->empty;
-    ts->empty = m;
+    sp__ts_mag_put_empty(p, m);
 }
 
 void sp__ts_flush_cache(sp_pool *p, sp__tcache *c) {
@@ -172,7 +219,6 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
         c = (sp__tcache *)pool_alloc(p, sizeof *c, 64u);
         if (c) {
             memset(c, 0, sizeof *c);
-            c->mag_size = ts->mag_size;
             p->bytes += sizeof *c;
         }
     }
@@ -255,6 +301,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     }
     p->bytes += sizeof *ts;
     ts->mag_size = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
+    ts->mag_first = ts->mag_size;
     ts->free_head = SP__NIL;
     ts->tag = p->tag;
     p->ts_tag_bits = p->tag_bits;
@@ -314,10 +361,9 @@ void sp__ts_free(sp_pool *p) {
         next = c->next;
         pool_free(p, c, sizeof *c);
     }
-    size_t bytes = sizeof(sp__mag) + (size_t)ts->mag_size * sizeof(sp__mentry);
     for (sp__mag *m = ts->all_mags, *next; m; m = next) {
         next = m->all;
-        pool_free(p, m, bytes);
+        pool_free(p, m, mag_bytes(m->cap));
     }
     if (!pool_reserved(p) && p->slots) {
         pool_free(p, p->slots, (size_t)ts->slots_alloc * p->slot_size);
@@ -487,8 +533,7 @@ void sp__ts_window_begin(sp_pool *p, const char *call) {
     while (ts->full) {
         sp__mag *m = ts->full;
         ts->full = m->next;
-        m->next = ts->empty;
-        ts->empty = m;
+        sp__ts_mag_put_empty(p, m);
     }
     while (ts->free_head != SP__NIL) {
         uint32_t idx = ts->free_head;

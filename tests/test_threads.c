@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "sp_internal.h"
+#include "sp_threads.h"
 #include "testutil.h"
 #include "threads_util.h"
 
@@ -171,6 +172,50 @@ static void members_released_on_other_threads_come_back(void **state) {
     assert_int_equal(st.acquired, 10000);
     assert_int_equal(st.released, 10000);
     assert_int_equal(st.leased, 0);
+    assert_true(sp__pool_check(pool));
+    sp_pool_destroy(pool);
+    pthread_cond_destroy(&q.cv);
+    pthread_mutex_destroy(&q.m);
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+}
+
+/* Producer/consumer traffic crosses the depot on every magazine: the depot doubles the size of
+   new magazines (adaptive, docs/threads.md), within 16 x magazine_size and max / 64; the
+   smaller magazines it frees on the way must hold no member, so that once the threads have
+   exited every built member can be leased again (DROP at max), and every byte goes back. */
+static void producer_consumer_grows_magazines_within_bounds(void **state) {
+    (void)state;
+    log_reset();
+    sp_desc d = ts_desc_counted("adaptive");
+    d.max = 4096; /* the growth stops at 4096 / 64 = 64 (below 16 x 8) */
+    sp_pool *pool = sp_pool_create(&d);
+    assert_non_null(pool);
+    queue q;
+    memset(&q, 0, sizeof q);
+    pthread_mutex_init(&q.m, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    q.producers_left = 1;
+    atomic_int violations = 0;
+    pc_arg args[2] = {{pool, &q, 1, 20000, &violations, 0}, {pool, &q, 2, 0, &violations, 0}};
+    run_threads(2, pc_dispatch, args, sizeof args[0]);
+    assert_int_equal(atomic_load(&violations), 0);
+    assert_int_equal(args[1].moved, 20000);
+#if SP__HAVE_THREADS
+    uint32_t grown = pool->ts->mag_size;
+    assert_true(grown > 8 && grown <= 64);
+    assert_int_equal(grown & (grown - 1), 0); /* doubled from 8 */
+#endif
+    sp_stats st;
+    sp_stats_get(pool, &st);
+    assert_int_equal(st.leased, 0);
+    assert_true(st.size > 0 && st.size < 4096);
+    /* One thread leases up to max: the members built so far, then new ones. A member lost in
+       a freed magazine would count against max and never come back. */
+    static void *held[4097];
+    size_t got = 0;
+    while (got < 4097 && (held[got] = sp_acquire(pool)) != NULL) got++;
+    assert_int_equal(got, 4096);
+    for (size_t i = 0; i < got; i++) assert_int_equal(sp_release(pool, held[i]), SP_OK);
     assert_true(sp__pool_check(pool));
     sp_pool_destroy(pool);
     pthread_cond_destroy(&q.cv);
@@ -441,6 +486,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(local_churn_keeps_members_exclusive_and_counts_exact),
         cmocka_unit_test(members_released_on_other_threads_come_back),
+        cmocka_unit_test(producer_consumer_grows_magazines_within_bounds),
         cmocka_unit_test(racing_double_releases_have_exactly_one_winner),
         cmocka_unit_test(resolve_racing_release_never_returns_another_life),
         cmocka_unit_test(thread_exit_returns_its_cached_members),
