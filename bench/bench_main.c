@@ -18,6 +18,8 @@
       operation; the CSV carries the median and the minimum over repeats. Segments are short
       (about a millisecond) and many, so that on a busy machine some run undisturbed: the
       minimum is then the cost of the code, the median that plus the machine's noise;
+    - every implementation's live array lies at the same page offset in a repeat, a different
+      one each repeat (live_offset), so that none draws a placement of its own;
     - every operation goes through the same indirect call (bench_impl), the floor included;
     - each acquired object is written, as a program would, so untouched memory is not free.
     An "op" is one acquire plus one release (lifo, churn, fifo), one reclaiming acquisition
