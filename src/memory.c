@@ -85,9 +85,12 @@ void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to) {
     }
 }
 
-/* A reserved pool's bookkeeping: the slots of all SP__SLOT_LIMIT indices, then their debug
+/* A reserved pool's bookkeeping: the slots of all SP__SLOT_LIMIT indices, starting
+   SP__SLOTS_COLOUR bytes into the bookkeeping's first page, then (a page further on) their debug
    records, committed as far as slot_cap needs (page by page). */
-static size_t books_slots_bytes(const sp_pool *p, uint32_t n) { return round_up((size_t)n * p->slot_size, p->page); }
+static size_t books_slots_bytes(const sp_pool *p, uint32_t n) {
+    return n ? round_up((size_t)(p->slots - p->reserved_books) + (size_t)n * p->slot_size, p->page) : 0u;
+}
 #if SP_DEBUG
 static size_t books_dbg_bytes(const sp_pool *p, uint32_t n) { return round_up((size_t)n * sizeof(sp__dbg), p->page); }
 #endif
@@ -96,7 +99,7 @@ static bool books_commit(sp_pool *p, uint32_t cap) {
     size_t from = books_slots_bytes(p, p->slot_cap), to = books_slots_bytes(p, cap);
     if (to > from && !pool_commit(p, p->reserved_books + from, to - from)) return false;
 #if SP_DEBUG
-    unsigned char *dbg = p->reserved_books + (size_t)SP__SLOT_LIMIT * p->slot_size;
+    unsigned char *dbg = (unsigned char *)(void *)p->dbg;
     size_t dfrom = books_dbg_bytes(p, p->slot_cap), dto = books_dbg_bytes(p, cap);
     if (dto > dfrom && !pool_commit(p, dbg + dfrom, dto - dfrom)) {
         if (to > from) pool_decommit(p, p->reserved_books + from, to - from);
@@ -403,7 +406,9 @@ bool sp__pool_reserve(sp_pool *p, const sp_desc *d) {
     if (members * p->stride > SP__RESERVE_LIMIT) members = SP__RESERVE_LIMIT / p->stride;
     if (members == 0 || p->item_align > p->page) return false;
     size_t items_size = round_up((size_t)members * p->stride, p->page);
-    size_t books_size = (size_t)SP__SLOT_LIMIT * (p->slot_size + SP__DBG_BYTES);
+    /* The slots start at a colour, not at the page's start; the page more holds it. */
+    size_t colour = p->page / 2u < SP__SLOTS_COLOUR ? p->page / 2u : SP__SLOTS_COLOUR;
+    size_t books_size = p->page + (size_t)SP__SLOT_LIMIT * (p->slot_size + SP__DBG_BYTES);
     unsigned char *items = (unsigned char *)vm.reserve(items_size + books_size, vm.user);
     if (!items) {
         sp__log(p, SP__MSG_NO_RESERVE, items_size + books_size);
@@ -419,9 +424,9 @@ bool sp__pool_reserve(sp_pool *p, const sp_desc *d) {
     p->reserved_items_size = items_size;
     p->reserved_books = books;
     p->reserved_books_size = books_size;
-    p->slots = books;
+    p->slots = books + colour;
 #if SP_DEBUG
-    p->dbg = (sp__dbg *)(void *)(books + (size_t)SP__SLOT_LIMIT * p->slot_size);
+    p->dbg = (sp__dbg *)(void *)(books + p->page + (size_t)SP__SLOT_LIMIT * p->slot_size);
 #endif
     p->ranges[0].items = items;
     p->ranges[0].cap = (uint32_t)members;
