@@ -783,10 +783,12 @@ static void memory_child(const bench_impl *impl, size_t n, size_t item_size) {
     size_t rss = rss_bytes() - rss0, held = glibc_held() - held0;
     double per_rss = (double)rss / (double)n, per = per_rss;
     const char *how = "rss";
+    double reserved_per = -1.0; /* a pool's reserved address space a member, apart from bytes */
     if (impl->pool != NULL) {
         sp_stats st;
         sp_stats_get(impl->pool(state), &st);
         per = (double)st.bytes / (double)n;
+        reserved_per = (double)st.bytes_reserved / (double)n;
         how = "sp_stats";
     } else if (strcmp(impl->name, "glibc") == 0) {
         per = (double)held / (double)n;
@@ -795,6 +797,8 @@ static void memory_child(const bench_impl *impl, size_t n, size_t item_size) {
     emit("memory", n, item_size, impl->name, "bytes_per_member", per, "B");
     emit("memory", n, item_size, impl->name, "overhead_per_member", per - (double)item_size, "B");
     emit("memory", n, item_size, impl->name, "rss_bytes_per_member", per_rss, "B");
+    if (reserved_per >= 0.0)
+        emit("memory", n, item_size, impl->name, "reserved_bytes_per_member", reserved_per, "B");
     fprintf(stderr, "memory %s size %zu: %.2f B/member (%s), %.2f by RSS\n", impl->name,
             item_size, per, how, per_rss);
     _exit(0);
