@@ -235,6 +235,17 @@ static void another_tag_never_resolves_in_any_slot_state(void **state) {
    would match: a hook running on a marked member (on_acquire of a hooked pool, dispose during
    sp_clear), and a slot retired with no dispose hook to run (fails without the retirement
    clearing the link). */
+/* A 32-byte pool of the test environment without hooks: every member leased by the plain paths
+   carries the mark. */
+static sp_desc hookless_desc(test_env *env, const char *name) {
+    sp_desc d = test_env_desc(env, name, 32);
+    d.create = NULL;
+    d.on_acquire = NULL;
+    d.on_release = NULL;
+    d.dispose = NULL;
+    return d;
+}
+
 typedef struct mark_probe {
     sp_pool *pool;
     sp_handle own;
@@ -279,11 +290,7 @@ static void marks_come_back_after_a_priority_callback(void **state) {
     (void)state;
     enum { N = 4 };
     test_env env;
-    sp_desc d = test_env_desc(&env, "scored", 32);
-    d.create = NULL;
-    d.on_acquire = NULL;
-    d.on_release = NULL;
-    d.dispose = NULL;
+    sp_desc d = hookless_desc(&env, "scored");
     d.max = N;
     d.overflow = SP_OVERFLOW_RECLAIM;
     d.order = SP_ORDER_MEMORY;
@@ -320,11 +327,7 @@ static void marks_come_back_after_a_priority_callback(void **state) {
 static void another_tag_never_resolves_after_the_mark(void **state) {
     (void)state;
     test_env env;
-    sp_desc d = test_env_desc(&env, "marks", 32);
-    d.create = NULL;
-    d.on_acquire = NULL;
-    d.on_release = NULL;
-    d.dispose = NULL;
+    sp_desc d = hookless_desc(&env, "marks");
     /* Retired: the plain acquisition marked it; its last life ends in sp_release. */
     sp_pool *p = sp_pool_create(&d);
     void *a = sp_acquire(p);

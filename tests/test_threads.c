@@ -92,6 +92,18 @@ typedef struct queue {
     int head, count, producers_left;
 } queue;
 
+static void queue_init(queue *q, int producers) {
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->m, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    q->producers_left = producers;
+}
+
+static void queue_fini(queue *q) {
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->m);
+}
+
 typedef struct pc_arg {
     sp_pool *pool;
     queue *q;
@@ -157,10 +169,7 @@ static void members_released_on_other_threads_come_back(void **state) {
     sp_pool *pool = sp_pool_create(&d);
     assert_non_null(pool);
     queue q;
-    memset(&q, 0, sizeof q);
-    pthread_mutex_init(&q.m, NULL);
-    pthread_cond_init(&q.cv, NULL);
-    q.producers_left = 2;
+    queue_init(&q, 2);
     atomic_int violations = 0;
     pc_arg args[4] = {{pool, &q, 1, 5000, &violations, 0}, {pool, &q, 2, 5000, &violations, 0},
                       {pool, &q, 3, 0, &violations, 0}, {pool, &q, 4, 0, &violations, 0}};
@@ -174,8 +183,7 @@ static void members_released_on_other_threads_come_back(void **state) {
     assert_int_equal(st.leased, 0);
     assert_true(sp__pool_check(pool));
     sp_pool_destroy(pool);
-    pthread_cond_destroy(&q.cv);
-    pthread_mutex_destroy(&q.m);
+    queue_fini(&q);
     assert_int_equal(atomic_load(&g_live_bytes), 0);
 }
 
@@ -191,10 +199,7 @@ static void producer_consumer_grows_magazines_within_bounds(void **state) {
     sp_pool *pool = sp_pool_create(&d);
     assert_non_null(pool);
     queue q;
-    memset(&q, 0, sizeof q);
-    pthread_mutex_init(&q.m, NULL);
-    pthread_cond_init(&q.cv, NULL);
-    q.producers_left = 1;
+    queue_init(&q, 1);
     atomic_int violations = 0;
     pc_arg args[2] = {{pool, &q, 1, 20000, &violations, 0}, {pool, &q, 2, 0, &violations, 0}};
     run_threads(2, pc_dispatch, args, sizeof args[0]);
@@ -218,8 +223,7 @@ static void producer_consumer_grows_magazines_within_bounds(void **state) {
     for (size_t i = 0; i < got; i++) assert_int_equal(sp_release(pool, held[i]), SP_OK);
     assert_true(sp__pool_check(pool));
     sp_pool_destroy(pool);
-    pthread_cond_destroy(&q.cv);
-    pthread_mutex_destroy(&q.m);
+    queue_fini(&q);
     assert_int_equal(atomic_load(&g_live_bytes), 0);
 }
 
