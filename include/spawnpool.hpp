@@ -233,6 +233,10 @@ public:
         sp_logger logger = sp_logger();      /* (=warnings and errors to stderr) */
         void *buffer = nullptr;              /* fixed-memory mode (see buffer_size()) */
         std::size_t buffer_size = 0;
+        sp_threads threads = SP_THREADS_NONE; /* SP_THREADS_SAFE: any thread may acquire and
+                                                release, objects are built and destroyed on the
+                                                calling thread (THREADS in spawnpool.h) */
+        std::size_t magazine_size = 0;       /* thread-safe pools' per-thread cache (=64) */
     };
 
     /* A pool named `name` with default options. Check valid(): creation fails (logged) only
@@ -372,6 +376,8 @@ private:
         d.logger = opt.logger;
         d.buffer = opt.buffer;
         d.buffer_size = opt.buffer_size;
+        d.threads = opt.threads;
+        d.magazine_size = opt.magazine_size;
         d.on_acquire = &constructing;
         set_hooks(d, std::integral_constant<bool, trivial>());
         return d;

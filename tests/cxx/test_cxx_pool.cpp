@@ -13,7 +13,9 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -392,6 +394,115 @@ void a_priority_hook_sees_the_objects(void **) {
     assert_all_destroyed_once();
 }
 
+// A thread-safe pool (options::threads): objects are built on the acquiring thread and destroyed
+// exactly once on the releasing one, whichever thread that is; two threads racing to release
+// the same object destroy it once, and exactly one of them gets SP_OK.
+struct shared_tracked {
+    static std::atomic<int> built, destroyed, bad_destroys;
+    static const std::uint32_t magic = 0x5EA15EA1u;
+    std::uint32_t check;
+    std::string name; // heap memory: a missed or doubled destructor is a leak or a double free
+    int value, owner;
+
+    shared_tracked(int v, int o)
+        : check(magic), name("shared -- a tail long enough to live on the heap, not inline"),
+          value(v), owner(o) {
+        ++built;
+    }
+    ~shared_tracked() {
+        if (check != magic) ++bad_destroys;
+        check = 0;
+        ++destroyed;
+    }
+    shared_tracked(const shared_tracked &) = delete;
+    shared_tracked &operator=(const shared_tracked &) = delete;
+};
+std::atomic<int> shared_tracked::built, shared_tracked::destroyed, shared_tracked::bad_destroys;
+
+void count_refusals(sp_log_level, const char *, const char *, void *user) {
+    ++*static_cast<std::atomic<int> *>(user);
+}
+
+// Both threads start their work together (thread creation alone would stagger them).
+void arrive_and_wait(std::atomic<int> &arrived, int parties) {
+    ++arrived;
+    while (arrived.load() < parties) std::this_thread::yield();
+}
+
+void a_thread_safe_pool_builds_and_destroys_on_any_thread(void **) {
+    shared_tracked::built = 0;
+    shared_tracked::destroyed = 0;
+    shared_tracked::bad_destroys = 0;
+    std::atomic<int> lines(0), bad(0);
+    sp::pool<shared_tracked>::options opt;
+    opt.name = "threads";
+    opt.threads = SP_THREADS_SAFE;
+    opt.magazine_size = 8;
+    opt.logger.log = count_refusals;
+    opt.logger.user = &lines;
+    {
+        sp::pool<shared_tracked> pool(opt);
+        assert_true(pool.valid());
+        // Two threads churn their own objects at once; each keeps the last 32 it built.
+        std::vector<shared_tracked *> kept[2];
+        std::atomic<int> started(0);
+        auto churn = [&](int t) {
+            std::vector<shared_tracked *> mine;
+            arrive_and_wait(started, 2);
+            for (int i = 0; i < 20000; i++) {
+                shared_tracked *o = pool.acquire(i, t);
+                if (o == nullptr || o->value != i || o->owner != t) {
+                    ++bad;
+                    continue;
+                }
+                mine.push_back(o);
+                if (mine.size() > 32) {
+                    shared_tracked *old = mine.front();
+                    if (old->owner != t || old->check != shared_tracked::magic) ++bad;
+                    if (pool.release(old) != SP_OK) ++bad;
+                    mine.erase(mine.begin());
+                }
+            }
+            kept[t] = std::move(mine);
+        };
+        std::thread a(churn, 0), b(churn, 1);
+        a.join();
+        b.join();
+        assert_int_equal(pool.stats().leased, 64);
+        // Each thread's survivors are released on the other side, by threads that built none.
+        std::thread c([&] { for (shared_tracked *o : kept[1]) if (pool.release(o) != SP_OK) ++bad; });
+        std::thread d([&] { for (shared_tracked *o : kept[0]) if (pool.release(o) != SP_OK) ++bad; });
+        c.join();
+        d.join();
+        assert_int_equal(bad.load(), 0);
+        assert_int_equal(pool.stats().leased, 0);
+        assert_int_equal(shared_tracked::destroyed.load(), shared_tracked::built.load());
+        // Racing double releases: one SP_OK, one refusal (logged), one destruction.
+        for (int round = 0; round < 200; round++) {
+            shared_tracked *o = pool.acquire(round, 2);
+            assert_non_null(o);
+            int before = shared_tracked::destroyed.load();
+            std::atomic<int> ok(0), refused(0), arrived(0);
+            auto twice = [&] {
+                arrive_and_wait(arrived, 2);
+                sp_result r = pool.release(o);
+                if (r == SP_OK) ++ok;
+                else if (r == SP_ERR_NOT_LEASED) ++refused;
+            };
+            std::thread e(twice), f(twice);
+            e.join();
+            f.join();
+            assert_int_equal(ok.load(), 1);
+            assert_int_equal(refused.load(), 1);
+            assert_int_equal(shared_tracked::destroyed.load(), before + 1);
+        }
+        assert_int_equal(lines.load(), 200);
+        assert_int_equal(pool.stats().leased, 0);
+    }
+    assert_int_equal(shared_tracked::destroyed.load(), shared_tracked::built.load());
+    assert_int_equal(shared_tracked::bad_destroys.load(), 0);
+}
+
 } // namespace
 
 // A constructor that spawns into its own saturated RECLAIM pool must not be handed the member it
@@ -455,6 +566,7 @@ int main() {
         cmocka_unit_test(a_priority_hook_sees_the_objects),
         cmocka_unit_test(a_constructor_spawning_into_its_saturated_pool_is_not_given_its_own_member),
         cmocka_unit_test(a_c_acquisition_with_its_own_argument_is_not_taken_for_a_construction),
+        cmocka_unit_test(a_thread_safe_pool_builds_and_destroys_on_any_thread),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
