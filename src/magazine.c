@@ -49,6 +49,14 @@ static void *ts_item_at(const sp_pool *p, uint32_t idx) {
 }
 
 
+/* A magazine member's address outside the lock: the fast range's by arithmetic, any other's
+   from the published ranges. */
+static void *ts_member(const sp_pool *p, uint32_t idx) {
+    if (idx < SP__LOAD_RELAXED(&p->ts_fast_count)) return (void *)(p->top_items + (uintptr_t)idx * p->stride);
+    return ts_item_at(p, idx);
+}
+
+
 static uint32_t ts_word(const sp_pool *p, uint32_t idx) { return SP__LOAD(&slot_at(p, idx)->word); }
 
 
@@ -71,11 +79,10 @@ static void grow_batch(sp_pool *p, sp__tcache *c) {
                 p->grow_warn_at *= 2u;
             }
         }
-        void *item = item_at(p, idx);
-        DBG_FREED(p, idx, item);
+        DBG_FREED(p, idx, item_at(p, idx));
         sp__mag *m = c->loaded; /* read again: a create hook may have swapped it */
         if (m->n < m->cap) {
-            sp__mentry_set(p, &m->e[m->n], idx, item);
+            sp__mentry_set(p, &m->e[m->n], idx);
             m->n++;
         } else {
             slot_at(p, idx)->next = ts->free_head;
@@ -107,7 +114,7 @@ static bool refill(sp_pool *p, sp__tcache *c) {
     for (sp__mag *m = c->loaded; m->n < m->cap && ts->free_head != SP__NIL; m->n++) {
         uint32_t idx = ts->free_head;
         ts->free_head = slot_at(p, idx)->next;
-        sp__mentry_set(p, &m->e[m->n], idx, item_at(p, idx));
+        sp__mentry_set(p, &m->e[m->n], idx);
     }
     if (c->loaded->n == 0) {
         /* The peak of leased members is noted here, where the pool is about to grow or drop
@@ -158,22 +165,23 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
         }
     }
     sp__mag *m = c->loaded;
-    sp__mentry e = m->e[--m->n];
-    uint32_t *word = e.word;
+    uint32_t idx = sp__mentry_idx(&m->e[--m->n]);
+    uint32_t *word = &slot_at(p, idx)->word;
+    void *item = ts_member(p, idx);
     /* Free in this thread's magazine: no other thread changes the word (a release's CAS wants
        LEASED), so a store publishes the lease; resolve's acquire load pairs with it. */
     uint32_t leased = SP__LOAD_RELAXED(word) + SP__TO_LEASED;
-    DBG_LEASING(p, sp__mentry_idx(p, &e), e.item);
+    DBG_LEASING(p, idx, item);
 #  if SP_DEBUG
-    dbg_at(p, sp__mentry_idx(p, &e))->acq_file = NULL; /* the _at callers fill it in */
+    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #  endif
     if (p->on_acquire)
-        run_on_acquire(p, word, leased, e.item, arg);
+        run_on_acquire(p, word, leased, item, arg);
     else
         SP__STORE(word, leased);
-    SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
+    SP__COUNT(&c->acquired);
     INSIDE(c, 0);
-    return e.item;
+    return item;
 }
 
 
@@ -187,13 +195,20 @@ void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
     if (SP__LIKELY(sp__tl.id == p->ts_fast_id)) { /* (never with on_acquire) */
         sp__tcache *c = sp__tl.cache;
         sp__mag *m = c->loaded;
-        uint32_t n = m->n;
-        if (SP__LIKELY(n > 0)) {
-            m->n = --n;
-            sp__mentry e = m->e[n];
-            SP__STORE(e.word, SP__LOAD_RELAXED(e.word) + SP__TO_LEASED);
-            SP__STORE_RELAXED(&c->acquired, c->acquired + 1u);
-            return e.item;
+        uintptr_t n = m->n;
+        /* The top entry, e[n - 1]; in an empty magazine the guard, SP__MENTRY_FAR. */
+        int32_t e = (int32_t)*(const sp__mentry *)((uintptr_t)&m->guard + n * sizeof(sp__mentry));
+        if (SP__LIKELY(e >= 0)) { /* not SP__MENTRY_FAR: the fast range's slot e */
+            m->n = (uint32_t)n - 1u;
+            uintptr_t idx = (uint32_t)e;
+            sp__slot *slots = (sp__slot *)(void *)p->slots;
+            /* the word addressed from idx in both accesses, no register of its own */
+            SP__OPAQUE(idx);
+            uint32_t word = SP__LOAD_RELAXED(&slots[idx].word);
+            SP__OPAQUE(idx);
+            SP__STORE(&slots[idx].word, word + SP__TO_LEASED);
+            SP__COUNT(&c->acquired);
+            return (void *)(p->top_items + idx * p->stride); /* fast_items */
         }
     }
 #  endif
@@ -302,7 +317,7 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
         if ((word >> SP__FLAG_BITS) == SP__LIFE_MAX) {
             retire(p, idx, item);
             if (c) {
-                SP__STORE_RELAXED(&c->released, c->released + 1u);
+                SP__COUNT(&c->released);
                 INSIDE(c, 0);
             } else {
                 sp__ts_lock(p);
@@ -316,9 +331,9 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     DBG_FREED(p, idx, item);
     if (c && (c->loaded->n < c->loaded->cap || room_made(p, c))) {
         sp__mag *m = c->loaded;
-        sp__mentry_set(p, &m->e[m->n], idx, item);
+        sp__mentry_set(p, &m->e[m->n], idx);
         m->n++;
-        SP__STORE_RELAXED(&c->released, c->released + 1u);
+        SP__COUNT(&c->released);
         INSIDE(c, 0);
         return SP_OK;
     }
@@ -327,7 +342,7 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     s->next = p->ts->free_head;
     p->ts->free_head = idx;
     if (c)
-        SP__STORE_RELAXED(&c->released, c->released + 1u);
+        SP__COUNT(&c->released);
     else
         p->ts->released++;
     sp__ts_unlock(p);
@@ -345,18 +360,17 @@ sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
 #  if !SP_DEBUG
     if (SP__LIKELY(q < SP__LOAD_RELAXED(&p->ts_fast_count) && sp__tl.id == p->ts_fast_id)) {
         uint32_t *w = &((sp__slot *)(void *)p->slots + q)->word;
-        SP__OPAQUE(w); /* one register for the load, the CAS and the entry (one lea, not two) */
+        SP__OPAQUE(w); /* one register for the load and the CAS (one lea, not two) */
         uint32_t word = SP__LOAD_RELAXED(w), next;
         sp__tcache *c = sp__tl.cache;
         sp__mag *m = c->loaded;
-        uint32_t n = m->n;
+        uintptr_t n = m->n;
         if (SP__LIKELY((word & (SP__STATE_MASK | SP__BUSY)) == SP__LEASED &&
                        !__builtin_add_overflow(word, LIFE_STEP, &next) && n < m->cap &&
                        SP__CAS(w, &word, next))) {
-            m->e[n].item = (void *)(p->top_items + (uintptr_t)q * p->stride); /* fast_items */
-            m->e[n].word = w;
-            m->n = n + 1u;
-            SP__STORE_RELAXED(&c->released, c->released + 1u);
+            m->n = (uint32_t)n + 1u;
+            m->e[n] = (sp__mentry)q; /* the fast range's member q is slot q: not far */
+            SP__COUNT(&c->released);
             return SP_OK;
         }
     }

@@ -50,32 +50,54 @@
       __atomic_compare_exchange_n((ptr), (expected), (desired), false, __ATOMIC_ACQ_REL,          \
                                   __ATOMIC_ACQUIRE)
 
-/* A magazine: up to mag_size free members of one pool (address and slot word). The word's
-   address rather than the slot's index, so that the fast acquire stores the word without
-   computing it, and the fast release keeps the one address its CAS needs (the word is not the
-   slot's first field: see sp__slot): a thread-safe pool's slots never move and are 8 bytes
-   (never ordered). */
-typedef struct sp__mentry {
-    void *item;
-    uint32_t *word;
-} sp__mentry;
+/* A magazine: up to mag_size free members of one pool, as slot indexes. An index rather than
+   the member's address and its word's (16 bytes), so that an entry is one scaled access: the
+   fast release stores the number sp_release computed (in the fast range it is the slot index)
+   and nothing else, the fast acquire finds the word (slots + 8 * idx: a thread-safe pool's
+   slots never move and are 8 bytes, never ordered) and the member (top_items + idx * stride)
+   from it. A member outside the fast range (a fallback pool's, a reserved pool's second range)
+   carries SP__MENTRY_FAR, so that the fast acquire tells it by the sign bit and leaves it to
+   the general path, which finds it through the published ranges. The mark is set when the
+   member enters a magazine: a fast range member stays one while in a magazine (windows, where
+   ranges change, drain them first). */
+typedef uint32_t sp__mentry;
+#define SP__MENTRY_FAR 0x80000000u /* slot indexes are below SP__SLOT_LIMIT */
 
 typedef struct sp__mag {
     struct sp__mag *next; /* in the depot's full or empty list */
     struct sp__mag *all;  /* every magazine of the pool, freed with it */
     uint32_t n, cap;      /* members held, room (magazines grow: see SP__TS_GROW_FACTOR) */
+    sp__mentry guard;     /* SP__MENTRY_FAR, as if e[-1]: the fast acquire's one sign test
+                             refuses an empty magazine too */
     sp__mentry e[];
 } sp__mag;
 
-static inline void sp__mentry_set(const sp_pool *p, sp__mentry *e, uint32_t idx, void *item) {
-    e->item = item;
-    e->word = &((sp__slot *)(void *)p->slots + idx)->word;
+SP__STATIC_ASSERT(offsetof(sp__mag, e) == offsetof(sp__mag, guard) + sizeof(sp__mentry),
+                  "the guard must sit where e[-1] would");
+
+static inline void sp__mentry_set(const sp_pool *p, sp__mentry *e, uint32_t idx) {
+    *e = idx < SP__LOAD_RELAXED(&p->ts_fast_count) ? idx : idx | SP__MENTRY_FAR;
 }
 
-static inline uint32_t sp__mentry_idx(const sp_pool *p, const sp__mentry *e) {
-    uintptr_t at = (uintptr_t)e->word - offsetof(sp__slot, word) - (uintptr_t)p->slots;
-    return (uint32_t)(at / sizeof(sp__slot));
-}
+static inline uint32_t sp__mentry_idx(const sp__mentry *e) { return *e & ~SP__MENTRY_FAR; }
+
+/* A thread's own counter, which other threads read with relaxed atomic loads (sp_stats_get).
+   Only its thread writes it, so the increment need not be atomic, only the store: on x86-64
+   one add to memory is that store (an aligned 8-byte write is never torn), where GCC makes a
+   relaxed atomic load, add and store three instructions. ThreadSanitizer builds keep the
+   atomic store, so that it checks what the C code says. */
+#if defined(__SANITIZE_THREAD__)
+#  define SP__TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer) /* clang's spelling */
+#    define SP__TSAN 1
+#  endif
+#endif
+#if (defined(__x86_64__) || defined(__amd64__)) && !defined(SP__TSAN)
+#  define SP__COUNT(ptr) __asm__("addq $1, %0" : "+m"(*(ptr)))
+#else
+#  define SP__COUNT(ptr) SP__STORE_RELAXED((ptr), *(ptr) + 1u)
+#endif
 
 /* One thread's cache of one pool. Owned by the pool (freed with it); the thread finds it
    through its thread-local table. Only its thread touches loaded, prev and the counters

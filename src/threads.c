@@ -107,6 +107,7 @@ sp__mag *sp__ts_mag_get(sp_pool *p) {
     p->bytes += bytes;
     m->n = 0;
     m->cap = ts->mag_size;
+    m->guard = SP__MENTRY_FAR;
     m->next = NULL;
     m->all = ts->all_mags;
     ts->all_mags = m;
@@ -165,7 +166,7 @@ static void mag_return(sp_pool *p, sp__mag *m) {
         return;
     }
     while (m->n > 0) {
-        uint32_t idx = sp__mentry_idx(p, &m->e[--m->n]);
+        uint32_t idx = sp__mentry_idx(&m->e[--m->n]);
         slot_at(p, idx)->next = ts->free_head;
         ts->free_head = idx;
     }
@@ -496,7 +497,7 @@ void sp__ts_note_peak(sp_pool *p) {
 /* The members of a magazine join the plain free list. */
 static void mag_drain(sp_pool *p, sp__mag *m) {
     while (m && m->n > 0) {
-        uint32_t idx = sp__mentry_idx(p, &m->e[--m->n]);
+        uint32_t idx = sp__mentry_idx(&m->e[--m->n]);
         slot_at(p, idx)->next = p->free_head;
         p->free_head = idx;
     }
