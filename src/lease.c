@@ -551,9 +551,11 @@ static inline sp_result release_number(sp_pool *pool, uint64_t q) {
 
 static SP__NOINLINE sp_result release_unmatched(sp_pool *pool, uint64_t q) {
     if (q < pool->top_ordered) return release_ordered(pool, pool->top_first + q);
-    /* A thread-safe pool (never ordered): its top_items is its fast range's start, so q is the
-       slot index of a member of that range (sp__ts_release_fast checks it). */
-    if (pool->ts) return sp__ts_release_fast(pool, q);
+    /* A thread-safe pool (never ordered): its top_items is its fast range's start, so q below
+       its fast range's member count (0 for any other pool, and in a window) is the slot index
+       of a member of that range. Any other q of a thread-safe pool takes the general path
+       from the pointer (release_refused). */
+    if (q < SP__TS_FAST_COUNT(pool)) return sp__ts_release_fast(pool, q);
     return release_number(pool, q);
 }
 

@@ -185,7 +185,7 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
 }
 
 
-/* The fast acquire (sp__acquire_other's dispatch): the thread's last cache, a member in its
+/* The fast acquire (acquire_empty's dispatch): the thread's last cache, a member in its
    loaded magazine, no on_acquire or on_release (p->ts_fast_id), a release build. The member is FREE in this thread's
    magazine, so no other thread changes its word: one release store publishes the lease.
    Anything else takes the general path; a window (its plain view: the caches are drained, so
@@ -352,13 +352,14 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
 
 
 /* The fast release (release_unmatched's dispatch), given sp_release's member number q against
-   top_items, the fast range's start: a member of the fast range, leased, not busy, not at its
-   last life, no on_release (p->ts_fast_id), room in the thread's loaded magazine, a release build. The CAS
+   top_items, the fast range's start, below the fast range's member count (the dispatch's test):
+   slot q, a built member of the fast range. Leased, not busy, not at its last life, no
+   on_release (p->ts_fast_id), room in the thread's loaded magazine, a release build: the CAS
    from the word loaded is the one that decides a race (see sp__ts_release); when it fails,
    or anything else does not hold, the general path starts over from the pointer. */
 sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
 #  if !SP_DEBUG
-    if (SP__LIKELY(q < SP__LOAD_RELAXED(&p->ts_fast_count) && sp__tl.id == p->ts_fast_id)) {
+    if (SP__LIKELY(sp__tl.id == p->ts_fast_id)) {
         uint32_t *w = &((sp__slot *)(void *)p->slots + q)->word;
         SP__OPAQUE(w); /* one register for the load and the CAS (one lea, not two) */
         uint32_t word = SP__LOAD_RELAXED(w), next;

@@ -41,6 +41,14 @@
 /* Call from the out-of-line paths: is this a thread-safe pool outside a window? */
 #define SP__TS(p) SP__UNLIKELY((p)->ts != NULL && !(p)->ts_view)
 
+/* A thread-safe pool's fast range's member count (published: see sp__ts), 0 for any other pool
+   and in a window; release_unmatched's dispatch. */
+#if SP__HAVE_THREADS
+#  define SP__TS_FAST_COUNT(p) __atomic_load_n(&(p)->ts_fast_count, __ATOMIC_RELAXED)
+#else
+#  define SP__TS_FAST_COUNT(p) ((p)->ts_fast_count)
+#endif
+
 #if SP__HAVE_THREADS
 #  define SP__LOAD(ptr) __atomic_load_n((ptr), __ATOMIC_ACQUIRE)
 #  define SP__LOAD_RELAXED(ptr) __atomic_load_n((ptr), __ATOMIC_RELAXED)
@@ -204,8 +212,8 @@ void sp__ts_stats(const sp_pool *p, sp_stats *out);
 size_t sp__ts_prewarm(sp_pool *p, size_t n);
 sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max);
 /* magazine.c: the calls any thread may make. The _fast entries are the dispatch points'
-   (sp__acquire_other with no free list, release_unmatched with sp_release's member number q
-   against top_items): a pop or a push on the thread's loaded magazine, else the general
+   (acquire_empty with no free list, release_unmatched with sp_release's member number q
+   against top_items, q below the fast range's member count): a pop or a push on the thread's loaded magazine, else the general
    path. */
 void *sp__ts_acquire_fast(sp_pool *p, const void *arg);
 sp_result sp__ts_release_fast(sp_pool *p, uint64_t q);
