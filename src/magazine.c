@@ -199,14 +199,10 @@ void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
         /* The top entry, e[n - 1]; in an empty magazine the guard, SP__MENTRY_FAR. */
         int32_t e = (int32_t)*(const sp__mentry *)((uintptr_t)&m->guard + n * sizeof(sp__mentry));
         if (SP__LIKELY(e >= 0)) { /* not SP__MENTRY_FAR: the fast range's slot e */
-            m->n = (uint32_t)n - 1u;
             uintptr_t idx = (uint32_t)e;
-            sp__slot *slots = (sp__slot *)(void *)p->slots;
-            /* the word addressed from idx in both accesses, no register of its own */
-            SP__OPAQUE(idx);
-            uint32_t word = SP__LOAD_RELAXED(&slots[idx].word);
-            SP__OPAQUE(idx);
-            SP__STORE(&slots[idx].word, word + SP__TO_LEASED);
+            SP__OPAQUE(n); /* (keeps n in its register: no copy for the store below) */
+            m->n = (uint32_t)n - 1u;
+            SP__OWN_ADD_RELEASE(&((sp__slot *)(void *)p->slots + idx)->word, SP__TO_LEASED);
             SP__COUNT(&c->acquired);
             return (void *)(p->top_items + idx * p->stride); /* fast_items */
         }

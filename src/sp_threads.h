@@ -101,10 +101,17 @@ static inline uint32_t sp__mentry_idx(const sp__mentry *e) { return *e & ~SP__ME
 #    define SP__TSAN 1
 #  endif
 #endif
+/* The same for a slot word that only the calling thread writes, with a release store: the
+   word of a free member in the thread's magazine (a release's CAS from another thread wants a
+   LEASED word, so it fails without changing it; resolve and handle_of only read). On x86-64
+   every store is a release and an aligned 4-byte one is never torn: one add to memory (after
+   a compiler barrier), where GCC makes the load, add and store three. */
 #if (defined(__x86_64__) || defined(__amd64__)) && !defined(SP__TSAN)
 #  define SP__COUNT(ptr) __asm__("addq $1, %0" : "+m"(*(ptr)))
+#  define SP__OWN_ADD_RELEASE(ptr, v) __asm__ volatile("addl %1, %0" : "+m"(*(ptr)) : "ri"(v) : "memory")
 #else
 #  define SP__COUNT(ptr) SP__STORE_RELAXED((ptr), *(ptr) + 1u)
+#  define SP__OWN_ADD_RELEASE(ptr, v) SP__STORE((ptr), SP__LOAD_RELAXED(ptr) + (v))
 #endif
 
 /* One thread's cache of one pool. Owned by the pool (freed with it); the thread finds it
