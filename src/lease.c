@@ -155,19 +155,15 @@ static void *acquire_slow(sp_pool *p, const void *arg, bool force);
    step (the word stays LEASED, the life goes up), and the member moves from the head of the
    lease list to the tail, as the general path would leave it. NULL when it does not apply. */
 static inline void *reclaim_oldest_plain(sp_pool *p) {
-    uint32_t idx = p->lease_head;
+    uint32_t idx = lease_ends(p)->s.next; /* saturated: members, so slots, exist */
     if (idx == SP__NIL) return NULL;
     sp__slot *s = slot_at(p, idx);
     if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
     s->word += 1u << SP__FLAG_BITS;
     p->acquired++;
     p->reclaimed++;
-    if (s->next != SP__NIL) { /* not alone: to the tail */
-        lease_unlink(p, idx, s);
-        lease_append(p, idx, s);
-    } else {
-        *stamp_at(p, idx) = (uint32_t)p->acquired;
-    }
+    lease_unlink(p, idx, s); /* to the tail (alone: out, and back in as the only one) */
+    lease_append(p, idx, s);
     void *item = item_at(p, idx);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
@@ -298,15 +294,13 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    uint32_t tail = p->lease_tail;
+    sp__oslot *ends = base - 1; /* (see lease_link) */
+    uint32_t tail = ends->prev;
     o->prev = tail;
     o->stamp = (uint32_t)n;
     o->s.next = SP__NIL;
-    if (tail != SP__NIL)
-        base[tail].s.next = idx;
-    else
-        p->lease_head = idx;
-    p->lease_tail = idx;
+    lease_link(p, tail)->s.next = idx; /* the ends' slot when the list was empty */
+    ends->prev = idx;
     return item;
 }
 
@@ -320,6 +314,16 @@ SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
 }
 
 
+/* sp_acquire's sp__acquire_other: no argument and no force, so that sp_acquire passes none (two
+   register clears fewer on its way to an acquisition-order pool's member). */
+static SP__NOINLINE void *acquire_other_plain_args(sp_pool *p) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return acquire_empty(p, NULL, false);
+    if (p->ordered_acquire) return acquire_ordered(p, idx);
+    return acquire_listed(p, idx, NULL);
+}
+
+
 /* NULL for a NULL pool, with its line. */
 static SP__NOINLINE void *acquire_null(const char *function) {
     sp__null_pool(function);
@@ -328,7 +332,10 @@ static SP__NOINLINE void *acquire_null(const char *function) {
 
 
 void *sp_acquire(sp_pool *pool) {
-    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, NULL, false) : acquire_null("sp_acquire");
+    if (SP__UNLIKELY(pool == NULL)) return acquire_null("sp_acquire");
+    uint32_t idx = pool->free_head;
+    if (SP__UNLIKELY(idx >= pool->plain_below)) return acquire_other_plain_args(pool);
+    return acquire_plain(pool, idx);
 }
 
 
@@ -522,14 +529,8 @@ static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
     uint32_t word;
     if (SP__UNLIKELY(!releasable(o->s.word, &word))) return release_plain_refused(pool, idx);
     uint32_t prev = o->prev, next = o->s.next;
-    if (prev != SP__NIL)
-        base[prev].s.next = next;
-    else
-        pool->lease_head = next;
-    if (next != SP__NIL)
-        base[next].prev = prev;
-    else
-        pool->lease_tail = prev;
+    lease_link(pool, prev)->s.next = next; /* the ends' slot for SP__NIL: no test */
+    lease_link(pool, next)->prev = prev;
     leased_dec(pool);
     o->s.word = word; /* next life, now free */
     o->s.next = pool->free_head;
@@ -636,7 +637,7 @@ size_t sp_release_all(sp_pool *pool) {
        head again after each release. */
     sp__stamps_fresh(pool);
     uint32_t newest = (uint32_t)(pool->acquired - pool->stamp_origin);
-    uint32_t idx = pool->lease_head;
+    uint32_t idx = lease_head(pool);
     while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
         if (slot_at(pool, idx)->word & SP__BUSY) {
             idx = slot_at(pool, idx)->next;
@@ -644,7 +645,7 @@ size_t sp_release_all(sp_pool *pool) {
         }
         if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
             n++;
-            idx = pool->lease_head;
+            idx = lease_head(pool);
         } else {
             idx = slot_at(pool, idx)->next;
         }

@@ -163,7 +163,7 @@ struct sp_pool {
     uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
     uint32_t top_count;     /* the top range's recognised members */
     /* warm: the routes' inputs and the out-of-line paths */
-    uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
+    /* (the lease list's ends live in the slot before slot 0: lease_ends in pool_internal.h) */
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
     bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
                             pop, a count and the member's place in the top range */
