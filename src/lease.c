@@ -283,10 +283,14 @@ void *sp__acquire_slow(sp_pool *p, const void *arg, bool force) { return acquire
    spelled out for it, with the 16-byte slot known at compile time and the lease list append in
    place (the same steps in the same order: the stamp is the count after this acquisition). */
 static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
-    sp__oslot *base = (sp__oslot *)(void *)p->slots;
-    sp__oslot *o = base + idx;
-    p->free_head = o->s.next;
-    o->s.word += SP__TO_LEASED; /* free members carry no flags */
+    /* The slot addressed from slots and its offset in each access (SP__OPAQUE, as in
+       acquire_plain): no address register. The offset is also the new tail's back link. */
+    unsigned char *slots = p->slots;
+    uintptr_t off = lease_off(idx);
+    SP__OPAQUE(off);
+    p->free_head = ((sp__oslot *)(void *)(slots + off))->s.next;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.word += SP__TO_LEASED; /* free members carry no flags */
     leased_inc(p);
     uint64_t n = ++p->acquired;
     void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
@@ -294,13 +298,16 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    sp__oslot *ends = base - 1; /* (see lease_link) */
-    uint32_t tail = ends->prev;
-    o->prev = tail;
-    o->stamp = (uint32_t)n;
-    o->s.next = SP__NIL;
-    lease_link(p, tail)->s.next = idx; /* the ends' slot when the list was empty */
-    ends->prev = idx;
+    sp__oslot *ends = lease_ends(p);
+    uint32_t tail16 = ends->prev16;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->prev16 = tail16;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->stamp = (uint32_t)n;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.next = SP__NIL;
+    lease_at_off(p, tail16)->s.next = idx; /* the ends' slot when the list was empty */
+    ends->prev16 = (uint32_t)off;
     return item;
 }
 
@@ -524,16 +531,24 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
    diversion (top_ordered): release_hookless for it, with the 16-byte slot known at compile time
    and the lease list unlink in place. */
 static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
-    sp__oslot *base = (sp__oslot *)(void *)pool->slots;
-    sp__oslot *o = base + idx;
+    /* The slot addressed from slots and its offset in each access (see acquire_ordered). */
+    unsigned char *slots = pool->slots;
+    uintptr_t off = idx * sizeof(sp__oslot);
     uint32_t word;
-    if (SP__UNLIKELY(!releasable(o->s.word, &word))) return release_plain_refused(pool, idx);
-    uint32_t prev = o->prev, next = o->s.next;
-    lease_link(pool, prev)->s.next = next; /* the ends' slot for SP__NIL: no test */
-    lease_link(pool, next)->prev = prev;
+    SP__OPAQUE(off);
+    if (SP__UNLIKELY(!releasable(((sp__oslot *)(void *)(slots + off))->s.word, &word)))
+        return release_plain_refused(pool, idx);
+    SP__OPAQUE(off);
+    uint32_t prev16 = ((sp__oslot *)(void *)(slots + off))->prev16;
+    SP__OPAQUE(off);
+    uint32_t next = ((sp__oslot *)(void *)(slots + off))->s.next;
+    lease_at_off(pool, prev16)->s.next = next; /* the ends' slot for SP__NIL: no test */
+    lease_link(pool, next)->prev16 = prev16;
     leased_dec(pool);
-    o->s.word = word; /* next life, now free */
-    o->s.next = pool->free_head;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.word = word; /* next life, now free */
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.next = pool->free_head;
     pool->free_head = (uint32_t)idx;
     DBG_FREED(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
     return SP_OK;

@@ -59,9 +59,30 @@ static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
 }
 
 
-/* The lease list's back link and the acquisition's sequence number (ordered pools only). */
-static inline uint32_t *prev_at(const sp_pool *p, uint32_t idx) {
-    return &((sp__oslot *)(void *)slot_at(p, idx))->prev;
+/* An ordered slot's byte offset from slot 0, as the back links keep it: SP__NIL's is -16 as a
+   signed 32-bit number (the lease list's ends: see lease_link), every slot index's a positive
+   one (indices are below 2^24). */
+SP__STATIC_ASSERT(sizeof(sp__oslot) == 16, "an ordered slot is 16 bytes: SP__NIL's offset is -16");
+static inline uint32_t lease_off(uint32_t idx) { return idx * (uint32_t)sizeof(sp__oslot); }
+
+
+static inline uint32_t lease_index(uint32_t off) {
+    return off == lease_off(SP__NIL) ? SP__NIL : off / (uint32_t)sizeof(sp__oslot);
+}
+
+
+/* The slot at byte offset off from slot 0 (a back link), the ends' slot for SP__NIL's. */
+static inline sp__oslot *lease_at_off(const sp_pool *p, uint32_t off) {
+    int32_t signed_off;
+    memcpy(&signed_off, &off, sizeof signed_off); /* the same bits: SP__NIL's is -16 */
+    return (sp__oslot *)(void *)(p->slots + signed_off);
+}
+
+
+/* The lease list's back link (the previous member, SP__NIL for the head) and the acquisition's
+   sequence number (ordered pools only). */
+static inline uint32_t prev_of(const sp_pool *p, uint32_t idx) {
+    return lease_index(((const sp__oslot *)(void *)slot_at(p, idx))->prev16);
 }
 
 
@@ -228,7 +249,7 @@ static inline uint32_t lease_head(const sp_pool *p) {
 
 
 static inline uint32_t lease_tail(const sp_pool *p) {
-    return p->ordered && p->slot_cap ? lease_ends(p)->prev : SP__NIL;
+    return p->ordered && p->slot_cap ? lease_index(lease_ends(p)->prev16) : SP__NIL;
 }
 
 
@@ -236,26 +257,28 @@ static inline uint32_t lease_tail(const sp_pool *p) {
    exist. */
 static inline void lease_ends_init(sp_pool *p) {
     sp__oslot *e = lease_ends(p);
-    e->s.next = e->prev = e->stamp = SP__NIL;
+    e->s.next = e->stamp = SP__NIL;
+    e->prev16 = lease_off(SP__NIL);
     e->s.word = 0;
 }
 
 
 static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
     sp__oslot *ends = lease_ends(p), *o = (sp__oslot *)(void *)s;
-    uint32_t tail = ends->prev;
-    o->prev = tail;
+    uint32_t tail16 = ends->prev16;
+    o->prev16 = tail16;
     o->stamp = (uint32_t)p->acquired;
     s->next = SP__NIL;
-    lease_link(p, tail)->s.next = idx;
-    ends->prev = idx;
+    lease_at_off(p, tail16)->s.next = idx;
+    ends->prev16 = lease_off(idx);
 }
 
 
 static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
-    uint32_t prev = *prev_at(p, idx), next = s->next;
-    lease_link(p, prev)->s.next = next;
-    lease_link(p, next)->prev = prev;
+    (void)idx;
+    uint32_t prev16 = ((const sp__oslot *)(const void *)s)->prev16, next = s->next;
+    lease_at_off(p, prev16)->s.next = next;
+    lease_link(p, next)->prev16 = prev16;
 }
 
 

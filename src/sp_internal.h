@@ -97,10 +97,13 @@ typedef struct sp__slot {
 /* The slot of an acquisition-order pool: the same, the lease list's back link, in the same
    cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
    acquisition's sequence number (the low 32 bits of `acquired` when it was leased), which tells
-   sp_each which members a callback acquired. 16 bytes: never split across cache lines. */
+   sp_each which members a callback acquired. 16 bytes: never split across cache lines. The
+   back link is kept as the previous member's byte offset from slot 0 (index * 16, SP__NIL * 16
+   for the lease list's ends: lease_off in pool_internal.h), so the hot paths address it
+   without a shift. */
 typedef struct sp__oslot {
     sp__slot s;
-    uint32_t prev;
+    uint32_t prev16;
     uint32_t stamp;
 } sp__oslot;
 

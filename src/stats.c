@@ -106,7 +106,7 @@ bool sp__pool_check(const sp_pool *p) {
     uint32_t prev = SP__NIL;
     for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
-        if (!p->ordered || sp__state(s) != SP__LEASED || *prev_at(p, i) != prev) return false;
+        if (!p->ordered || sp__state(s) != SP__LEASED || prev_of(p, i) != prev) return false;
         /* acquisition order: stamps rank higher along the list (while the ranks are exact) */
         if (prev != SP__NIL && p->acquired - p->stamp_origin < (UINT64_C(1) << 32) &&
             stamp_rank(p, i) <= stamp_rank(p, prev))
