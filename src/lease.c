@@ -37,7 +37,12 @@ static double run_priority(sp_pool *p, uint32_t idx) {
    (plain_release off, release_slow on), where it is refused or diverted, and the plain reclaim
    is off; a teardown also detaches the free list, so that every acquisition reaches
    acquire_slow, which refuses it. Cold: runs when those states begin and end. */
+static void *acquire_other_plain_args(sp_pool *p);
+static void *acquire_ordered_plain_args(sp_pool *p);
+
+
 void sp__routes_update(sp_pool *p) {
+    p->acquire_miss = acquire_other_plain_args;
     if (p->ts) { /* thread-safe: never plain (threads.c) */
         sp__ts_routes(p);
         return;
@@ -51,6 +56,7 @@ void sp__routes_update(sp_pool *p) {
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
     p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;
+    if (p->ordered_acquire) p->acquire_miss = acquire_ordered_plain_args;
     p->release_slow = p->on_release != NULL || divert;
     p->top_ordered = p->ordered && !p->release_slow ? p->top_count : 0u;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
@@ -321,13 +327,21 @@ SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
 }
 
 
-/* sp_acquire's sp__acquire_other: no argument and no force, so that sp_acquire passes none (two
-   register clears fewer on its way to an acquisition-order pool's member). */
+/* sp_acquire's sp__acquire_other (acquire_miss): no argument and no force, so that sp_acquire
+   passes none (two register clears fewer on its way to an acquisition-order pool's member). */
 static SP__NOINLINE void *acquire_other_plain_args(sp_pool *p) {
     uint32_t idx = p->free_head;
     if (idx == SP__NIL) return acquire_empty(p, NULL, false);
     if (p->ordered_acquire) return acquire_ordered(p, idx);
     return acquire_listed(p, idx, NULL);
+}
+
+
+/* The same where routes_update knows ordered_acquire is set: its test skipped. */
+static SP__NOINLINE void *acquire_ordered_plain_args(sp_pool *p) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return acquire_empty(p, NULL, false);
+    return acquire_ordered(p, idx);
 }
 
 
@@ -341,7 +355,7 @@ static SP__NOINLINE void *acquire_null(const char *function) {
 void *sp_acquire(sp_pool *pool) {
     if (SP__UNLIKELY(pool == NULL)) return acquire_null("sp_acquire");
     uint32_t idx = pool->free_head;
-    if (SP__UNLIKELY(idx >= pool->plain_below)) return acquire_other_plain_args(pool);
+    if (SP__UNLIKELY(idx >= pool->plain_below)) return pool->acquire_miss(pool);
     return acquire_plain(pool, idx);
 }
 

@@ -176,6 +176,9 @@ struct sp_pool {
                             set, or a priority callback or a teardown is running (routes_update) */
     bool ordered_acquire; /* acquisition order, no on_acquire, one live range: a free member is
                              popped and appended to the lease list in line (sp__acquire_other) */
+    /* sp_acquire's way out of its plain path (routes_update): straight to an acquisition-order
+       pool's free member (ordered_acquire), else through the general tests */
+    void *(*acquire_miss)(struct sp_pool *p);
     uint64_t top_ordered; /* top_count when an acquisition-order pool's releases of the top
                              range need no hook and no diversion (release_ordered), else 0 */
     uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */
