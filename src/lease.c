@@ -32,18 +32,26 @@ static double run_priority(sp_pool *p, uint32_t idx) {
 }
 
 
+static void *acquire_other_plain_args(sp_pool *p);
+static void *acquire_ordered_plain_args(sp_pool *p);
+
+
+/* sp_acquire's way out of its plain path (see routes_update), stored only when it changes: a
+   thread-safe pool's is set once, at creation, and its other threads read it in sp_acquire
+   while one updates the routes under the lock. */
+static void acquire_miss_set(sp_pool *p, void *(*miss)(sp_pool *p)) {
+    if (p->acquire_miss != miss) p->acquire_miss = miss;
+}
+
+
 /* Which paths acquisitions and releases take. The fast paths test nothing for the rare states:
    while a priority callback or a teardown runs, every release is routed to release_general
    (plain_release off, release_slow on), where it is refused or diverted, and the plain reclaim
    is off; a teardown also detaches the free list, so that every acquisition reaches
    acquire_slow, which refuses it. Cold: runs when those states begin and end. */
-static void *acquire_other_plain_args(sp_pool *p);
-static void *acquire_ordered_plain_args(sp_pool *p);
-
-
 void sp__routes_update(sp_pool *p) {
-    p->acquire_miss = acquire_other_plain_args;
-    if (p->ts) { /* thread-safe: never plain (threads.c) */
+    if (p->ts) {
+        acquire_miss_set(p, acquire_other_plain_args); /* thread-safe: never plain (threads.c) */
         sp__ts_routes(p);
         return;
     }
@@ -56,7 +64,7 @@ void sp__routes_update(sp_pool *p) {
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
     p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;
-    if (p->ordered_acquire) p->acquire_miss = acquire_ordered_plain_args;
+    acquire_miss_set(p, p->ordered_acquire ? acquire_ordered_plain_args : acquire_other_plain_args);
     p->release_slow = p->on_release != NULL || divert;
     p->top_ordered = p->ordered && !p->release_slow ? p->top_count : 0u;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
