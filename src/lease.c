@@ -40,7 +40,8 @@ static void *acquire_ordered_plain_args(sp_pool *p);
    thread-safe pool's is set once, at creation, and its other threads read it in sp_acquire
    while one updates the routes under the lock. */
 static void acquire_miss_set(sp_pool *p, void *(*miss)(sp_pool *p)) {
-    if (p->acquire_miss != miss) p->acquire_miss = miss;
+    if (p->acquire_miss == miss) return; /* (not a plain store: see above) */
+    p->acquire_miss = miss;
 }
 
 
