@@ -556,7 +556,7 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
 static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
     /* The slot addressed from slots and its offset in each access (see acquire_ordered). */
     unsigned char *slots = pool->slots;
-    uintptr_t off = idx * sizeof(sp__oslot);
+    uintptr_t off = (uintptr_t)idx * sizeof(sp__oslot); /* idx < 2^24 */
     uint32_t word;
     SP__OPAQUE(off);
     if (SP__UNLIKELY(!releasable(((sp__oslot *)(void *)(slots + off))->s.word, &word)))
