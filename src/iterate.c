@@ -19,7 +19,7 @@ uint32_t sp__leased_from(const sp_pool *p, uint32_t from) {
 
 /* The pool's order, whichever it is: the first leased member, and the one after idx. */
 uint32_t sp__leased_first(const sp_pool *p) {
-    return p->ordered ? p->lease_head : sp__leased_from(p, 0);
+    return p->ordered ? lease_head(p) : sp__leased_from(p, 0);
 }
 
 
@@ -31,10 +31,10 @@ uint32_t sp__leased_next(const sp_pool *p, uint32_t idx) {
 void sp__stamps_fresh(sp_pool *p) {
     if (!p->ordered || p->acquired - p->stamp_origin < (UINT64_C(1) << 31)) return;
     uint64_t n = 0;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) n++;
+    for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) n++;
     p->stamp_origin = p->acquired - n;
     uint32_t stamp = (uint32_t)p->stamp_origin;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) *stamp_at(p, i) = stamp++;
+    for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) *stamp_at(p, i) = stamp++;
 }
 
 
@@ -147,7 +147,7 @@ static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
         it->_slot = idx;
         return;
     }
-    uint32_t prev = oslot_at(p, idx)->prev;
+    uint32_t prev = lease_index(oslot_at(p, idx)->prev16);
     cursor_fill(p, it, idx, prev, prev != SP__NIL ? cursor_word(oslot_at(p, prev)->s.word) : 0u);
 }
 
@@ -162,14 +162,14 @@ static uint32_t cursor_successor(const sp_pool *p, const sp_iter *it, bool *lost
     }
     if (still_leased(p, it->_slot, it->_word)) return slot_at(p, it->_slot)->next;
     if (still_leased(p, it->_next, it->_next_word)) return it->_next;
-    if (it->_prev == SP__NIL) return p->lease_head;
+    if (it->_prev == SP__NIL) return lease_head(p);
     if (still_leased(p, it->_prev, it->_prev_word)) return slot_at(p, it->_prev)->next;
     if (it->_origin != p->stamp_origin || p->acquired - p->stamp_origin >= (UINT64_C(1) << 32)) {
         *lost = true;
         return SP__NIL;
     }
     uint32_t rank = it->_stamp - (uint32_t)p->stamp_origin, found = SP__NIL;
-    for (uint32_t i = p->lease_tail; i != SP__NIL && stamp_rank(p, i) > rank; i = *prev_at(p, i)) found = i;
+    for (uint32_t i = lease_tail(p); i != SP__NIL && stamp_rank(p, i) > rank; i = prev_of(p, i)) found = i;
     return found;
 }
 
@@ -306,9 +306,9 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     sp__stamps_fresh(pool);
     const uint64_t origin = pool->stamp_origin; /* moves only after 2^31 acquisitions in fn */
     const uint32_t last = (uint32_t)(pool->acquired - origin); /* the newest member's rank */
-    for (uint32_t idx = pool->lease_head; idx != SP__NIL;) {
+    for (uint32_t idx = lease_head(pool); idx != SP__NIL;) {
         const sp__oslot *o = oslot_at(pool, idx);
-        uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = o->prev, stamp = o->stamp;
+        uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = lease_index(o->prev16), stamp = o->stamp;
         uint32_t next_word = next != SP__NIL ? cursor_word(oslot_at(pool, next)->s.word) : 0u;
         uint32_t prev_word = prev != SP__NIL ? cursor_word(oslot_at(pool, prev)->s.word) : 0u;
         void *item = item_at(pool, idx);

@@ -32,13 +32,27 @@ static double run_priority(sp_pool *p, uint32_t idx) {
 }
 
 
+static void *acquire_other_plain_args(sp_pool *p);
+static void *acquire_ordered_plain_args(sp_pool *p);
+
+
+/* sp_acquire's way out of its plain path (see routes_update), stored only when it changes: a
+   thread-safe pool's is set once, at creation, and its other threads read it in sp_acquire
+   while one updates the routes under the lock. */
+static void acquire_miss_set(sp_pool *p, void *(*miss)(sp_pool *p)) {
+    if (p->acquire_miss == miss) return; /* (not a plain store: see above) */
+    p->acquire_miss = miss;
+}
+
+
 /* Which paths acquisitions and releases take. The fast paths test nothing for the rare states:
    while a priority callback or a teardown runs, every release is routed to release_general
    (plain_release off, release_slow on), where it is refused or diverted, and the plain reclaim
    is off; a teardown also detaches the free list, so that every acquisition reaches
    acquire_slow, which refuses it. Cold: runs when those states begin and end. */
 void sp__routes_update(sp_pool *p) {
-    if (p->ts) { /* thread-safe: never plain (threads.c) */
+    if (p->ts) {
+        acquire_miss_set(p, acquire_other_plain_args); /* thread-safe: never plain (threads.c) */
         sp__ts_routes(p);
         return;
     }
@@ -51,6 +65,7 @@ void sp__routes_update(sp_pool *p) {
     p->top_plain = p->plain_release ? p->top_count : 0u;
     p->items0 = p->top_items - (uintptr_t)p->top_first * p->stride;
     p->ordered_acquire = p->ordered && !p->on_acquire && p->live_ranges <= 1u;
+    acquire_miss_set(p, p->ordered_acquire ? acquire_ordered_plain_args : acquire_other_plain_args);
     p->release_slow = p->on_release != NULL || divert;
     p->top_ordered = p->ordered && !p->release_slow ? p->top_count : 0u;
     p->plain_reclaim = p->ordered && !p->on_acquire && !p->on_release && !p->priority && !divert;
@@ -155,19 +170,15 @@ static void *acquire_slow(sp_pool *p, const void *arg, bool force);
    step (the word stays LEASED, the life goes up), and the member moves from the head of the
    lease list to the tail, as the general path would leave it. NULL when it does not apply. */
 static inline void *reclaim_oldest_plain(sp_pool *p) {
-    uint32_t idx = p->lease_head;
+    uint32_t idx = lease_ends(p)->s.next; /* saturated: members, so slots, exist */
     if (idx == SP__NIL) return NULL;
     sp__slot *s = slot_at(p, idx);
     if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
     s->word += 1u << SP__FLAG_BITS;
     p->acquired++;
     p->reclaimed++;
-    if (s->next != SP__NIL) { /* not alone: to the tail */
-        lease_unlink(p, idx, s);
-        lease_append(p, idx, s);
-    } else {
-        *stamp_at(p, idx) = (uint32_t)p->acquired;
-    }
+    lease_unlink(p, idx, s); /* to the tail (alone: out, and back in as the only one) */
+    lease_append(p, idx, s);
     void *item = item_at(p, idx);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
@@ -287,10 +298,14 @@ void *sp__acquire_slow(sp_pool *p, const void *arg, bool force) { return acquire
    spelled out for it, with the 16-byte slot known at compile time and the lease list append in
    place (the same steps in the same order: the stamp is the count after this acquisition). */
 static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
-    sp__oslot *base = (sp__oslot *)(void *)p->slots;
-    sp__oslot *o = base + idx;
-    p->free_head = o->s.next;
-    o->s.word += SP__TO_LEASED; /* free members carry no flags */
+    /* The slot addressed from slots and its offset in each access (SP__OPAQUE, as in
+       acquire_plain): no address register. The offset is also the new tail's back link. */
+    unsigned char *slots = p->slots;
+    uintptr_t off = lease_off(idx);
+    SP__OPAQUE(off);
+    p->free_head = ((sp__oslot *)(void *)(slots + off))->s.next;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.word += SP__TO_LEASED; /* free members carry no flags */
     leased_inc(p);
     uint64_t n = ++p->acquired;
     void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
@@ -298,15 +313,16 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    uint32_t tail = p->lease_tail;
-    o->prev = tail;
-    o->stamp = (uint32_t)n;
-    o->s.next = SP__NIL;
-    if (tail != SP__NIL)
-        base[tail].s.next = idx;
-    else
-        p->lease_head = idx;
-    p->lease_tail = idx;
+    sp__oslot *ends = lease_ends(p);
+    uint32_t tail16 = ends->prev16;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->prev16 = tail16;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->stamp = (uint32_t)n;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.next = SP__NIL;
+    lease_at_off(p, tail16)->s.next = idx; /* the ends' slot when the list was empty */
+    ends->prev16 = (uint32_t)off;
     return item;
 }
 
@@ -320,6 +336,24 @@ SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
 }
 
 
+/* sp_acquire's sp__acquire_other (acquire_miss): no argument and no force, so that sp_acquire
+   passes none (two register clears fewer on its way to an acquisition-order pool's member). */
+static SP__NOINLINE void *acquire_other_plain_args(sp_pool *p) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return acquire_empty(p, NULL, false);
+    if (p->ordered_acquire) return acquire_ordered(p, idx);
+    return acquire_listed(p, idx, NULL);
+}
+
+
+/* The same where routes_update knows ordered_acquire is set: its test skipped. */
+static SP__NOINLINE void *acquire_ordered_plain_args(sp_pool *p) {
+    uint32_t idx = p->free_head;
+    if (idx == SP__NIL) return acquire_empty(p, NULL, false);
+    return acquire_ordered(p, idx);
+}
+
+
 /* NULL for a NULL pool, with its line. */
 static SP__NOINLINE void *acquire_null(const char *function) {
     sp__null_pool(function);
@@ -328,7 +362,10 @@ static SP__NOINLINE void *acquire_null(const char *function) {
 
 
 void *sp_acquire(sp_pool *pool) {
-    return SP__LIKELY(pool != NULL) ? acquire_fast(pool, NULL, false) : acquire_null("sp_acquire");
+    if (SP__UNLIKELY(pool == NULL)) return acquire_null("sp_acquire");
+    uint32_t idx = pool->free_head;
+    if (SP__UNLIKELY(idx >= pool->plain_below)) return pool->acquire_miss(pool);
+    return acquire_plain(pool, idx);
 }
 
 
@@ -517,22 +554,24 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
    diversion (top_ordered): release_hookless for it, with the 16-byte slot known at compile time
    and the lease list unlink in place. */
 static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
-    sp__oslot *base = (sp__oslot *)(void *)pool->slots;
-    sp__oslot *o = base + idx;
+    /* The slot addressed from slots and its offset in each access (see acquire_ordered). */
+    unsigned char *slots = pool->slots;
+    uintptr_t off = (uintptr_t)idx * sizeof(sp__oslot); /* idx < 2^24 */
     uint32_t word;
-    if (SP__UNLIKELY(!releasable(o->s.word, &word))) return release_plain_refused(pool, idx);
-    uint32_t prev = o->prev, next = o->s.next;
-    if (prev != SP__NIL)
-        base[prev].s.next = next;
-    else
-        pool->lease_head = next;
-    if (next != SP__NIL)
-        base[next].prev = prev;
-    else
-        pool->lease_tail = prev;
+    SP__OPAQUE(off);
+    if (SP__UNLIKELY(!releasable(((sp__oslot *)(void *)(slots + off))->s.word, &word)))
+        return release_plain_refused(pool, idx);
+    SP__OPAQUE(off);
+    uint32_t prev16 = ((sp__oslot *)(void *)(slots + off))->prev16;
+    SP__OPAQUE(off);
+    uint32_t next = ((sp__oslot *)(void *)(slots + off))->s.next;
+    lease_at_off(pool, prev16)->s.next = next; /* the ends' slot for SP__NIL: no test */
+    lease_link(pool, next)->prev16 = prev16;
     leased_dec(pool);
-    o->s.word = word; /* next life, now free */
-    o->s.next = pool->free_head;
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.word = word; /* next life, now free */
+    SP__OPAQUE(off);
+    ((sp__oslot *)(void *)(slots + off))->s.next = pool->free_head;
     pool->free_head = (uint32_t)idx;
     DBG_FREED(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
     return SP_OK;
@@ -638,7 +677,7 @@ size_t sp_release_all(sp_pool *pool) {
        head again after each release. */
     sp__stamps_fresh(pool);
     uint32_t newest = (uint32_t)(pool->acquired - pool->stamp_origin);
-    uint32_t idx = pool->lease_head;
+    uint32_t idx = lease_head(pool);
     while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
         if (slot_at(pool, idx)->word & SP__BUSY) {
             idx = slot_at(pool, idx)->next;
@@ -646,7 +685,7 @@ size_t sp_release_all(sp_pool *pool) {
         }
         if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
             n++;
-            idx = pool->lease_head;
+            idx = lease_head(pool);
         } else {
             idx = slot_at(pool, idx)->next;
         }

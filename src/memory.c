@@ -75,13 +75,29 @@ size_t sp__slot_bytes(bool ordered) {
     return (ordered ? sizeof(sp__oslot) : sizeof(sp__slot)) + SP__DBG_BYTES;
 }
 
+/* Bytes before slot 0 of a fallback pool's slot array: the lease list's ends' slot when ordered
+   (lease_link in pool_internal.h). A reserved pool has it in the colour, a fixed buffer after the
+   pool. */
+size_t sp__slots_front(bool ordered) { return ordered ? sizeof(sp__oslot) : 0u; }
+
+
+/* Frees a fallback pool's slot array (not the debug records), if any. */
+void sp__slots_free(sp_pool *p) {
+    if (p->slots) pool_free(p, p->slots - sp__slots_front(p->ordered),
+                            sp__slots_front(p->ordered) + (size_t)p->slot_cap * p->slot_size);
+}
+
+
 /* Makes slots [from, to) unbuilt at the pool's first life, in no list. */
 void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to) {
     for (uint64_t i = from; i < to; i++) {
         sp__slot *s = slot_at(p, (uint32_t)i);
         s->word = p->life_first << SP__FLAG_BITS | SP__UNBUILT;
         s->next = SP__NIL;
-        if (p->ordered) *prev_at(p, (uint32_t)i) = *stamp_at(p, (uint32_t)i) = SP__NIL;
+        if (p->ordered) {
+            ((sp__oslot *)(void *)s)->prev16 = lease_off(SP__NIL);
+            *stamp_at(p, (uint32_t)i) = SP__NIL;
+        }
     }
 }
 
@@ -127,16 +143,19 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
             sp__log(p, SP__MSG_NOMEM, "committing slots");
             return false;
         }
+        if (p->slot_cap == 0 && p->ordered) lease_ends_init(p); /* the colour holds it */
         sp__slots_init(p, p->slot_cap, cap);
         p->slot_cap = (uint32_t)cap;
         sp__routes_update(p);
         return true;
     }
-    unsigned char *slots = (unsigned char *)pool_alloc(p, (size_t)cap * p->slot_size, _Alignof(sp__oslot));
+    /* An ordered pool's array starts with the lease list's ends' slot (see lease_link). */
+    size_t front = sp__slots_front(p->ordered);
+    unsigned char *slots = (unsigned char *)pool_alloc(p, front + (size_t)cap * p->slot_size, _Alignof(sp__oslot));
 #if SP_DEBUG
     sp__dbg *dbg = slots ? (sp__dbg *)pool_alloc(p, (size_t)cap * sizeof *dbg, _Alignof(sp__dbg)) : NULL;
     if (slots && !dbg) {
-        pool_free(p, slots, (size_t)cap * p->slot_size);
+        pool_free(p, slots, front + (size_t)cap * p->slot_size);
         slots = NULL;
     }
 #endif
@@ -144,9 +163,10 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
         sp__log(p, SP__MSG_NOMEM, "slots");
         return false;
     }
-    if (p->slot_cap) memcpy(slots, p->slots, (size_t)p->slot_cap * p->slot_size);
-    pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
-    p->slots = slots;
+    if (p->slot_cap) memcpy(slots, p->slots - front, front + (size_t)p->slot_cap * p->slot_size);
+    sp__slots_free(p);
+    p->slots = slots + front;
+    if (p->slot_cap == 0 && p->ordered) lease_ends_init(p);
     sp__slots_init(p, p->slot_cap, cap);
 #if SP_DEBUG
     if (p->slot_cap) memcpy(dbg, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
@@ -154,7 +174,7 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
     pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *dbg);
     p->dbg = dbg;
 #endif
-    p->bytes += (size_t)(cap - p->slot_cap) * sp__slot_bytes(p->ordered);
+    p->bytes += (size_t)(cap - p->slot_cap) * sp__slot_bytes(p->ordered) + (p->slot_cap ? 0u : front);
     p->slot_cap = (uint32_t)cap;
     sp__routes_update(p);
     return true;

@@ -96,7 +96,7 @@ static sp__layout layout_of(const sp_desc *d) {
 }
 
 
-/* Fixed-buffer layout, from an address: [pool][slots x n][pad][debug records x n,
+/* Fixed-buffer layout, from an address: [pool][the lease list's ends' slot][slots x n][pad][debug records x n,
    in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
    order (a memory-order pool leaves the room of the back links and stamps unused), so that sp_buffer_size depends
    on the item's size and alignment only, not on fields a caller may still change after sizing. */
@@ -106,7 +106,7 @@ static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uin
 static bool fixed_fits(uintptr_t start, uintptr_t end, const sp__layout *l, size_t n,
                        uintptr_t *items_out) {
     uintptr_t pool = align_up(start, _Alignof(sp_pool));
-    uintptr_t slots = pool + sizeof(sp_pool);
+    uintptr_t slots = pool + sizeof(sp_pool) + sizeof(sp__oslot); /* the lease list's ends first */
     if (slots < start || slots > end) return false;
     if (n > (end - slots) / sp__slot_bytes(true)) return false;
     /* slots, then (debug builds) their 8-aligned records, then the aligned members */
@@ -125,7 +125,7 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
     sp__layout l = layout_of(desc);
     if (l.why || members == 0 || members > SP__SLOT_LIMIT) return 0;
     size_t slack = (_Alignof(sp_pool) - 1u) + (l.align - 1u) + (SP__DBG_BYTES ? 7u : 0u);
-    size_t fixed = sizeof(sp_pool) + slack;
+    size_t fixed = sizeof(sp_pool) + sizeof(sp__oslot) + slack;
     size_t per_member = sp__slot_bytes(true) + l.stride; /* stride < SIZE_MAX / 256: no overflow */
     if (members > (SIZE_MAX - fixed) / per_member) return 0;
     return fixed + members * per_member;
@@ -134,7 +134,7 @@ size_t sp_buffer_size(const sp_desc *desc, size_t members) {
 
 static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const char *name) {
     memset(p, 0, sizeof *p);
-    p->free_head = p->lease_head = p->lease_tail = p->unbuilt_head = SP__NIL;
+    p->free_head = p->unbuilt_head = SP__NIL;
     p->item_size = d->item_size;
     p->item_align = l->align;
     p->stride = l->stride;
@@ -238,8 +238,9 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, const sp__poo
         p->capacity = cap;
         if (p->max == 0 || p->max > cap) p->max = cap;
         p->chunk_items = cap;
-        p->slots = (unsigned char *)(p + 1);
+        p->slots = (unsigned char *)(p + 1) + sizeof(sp__oslot);
         p->slot_cap = (uint32_t)cap;
+        if (p->ordered) lease_ends_init(p);
         sp__slots_init(p, 0, cap);
 #if SP_DEBUG
         p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap * sizeof(sp__oslot)), 8u);
@@ -336,7 +337,7 @@ static size_t dispose_all(sp_pool *p) {
     size_t n = 0;
     uint32_t from = 0; /* unordered pools: the leased slots below this are done */
     for (;;) {
-        uint32_t idx = p->lease_head;
+        uint32_t idx = lease_head(p);
         sp__slot *s;
         bool was_leased;
         if (!p->ordered && sp__leased(p)) {
@@ -412,7 +413,7 @@ void sp_pool_destroy(sp_pool *pool) {
     if (pool_reserved(p)) {
         pool_vm_release(p, p->reserved_items, p->reserved_items_size + p->reserved_books_size);
     } else {
-        pool_free(p, p->slots, (size_t)p->slot_cap * p->slot_size);
+        sp__slots_free(p);
 #if SP_DEBUG
         pool_free(p, p->dbg, (size_t)p->slot_cap * sizeof *p->dbg);
 #endif

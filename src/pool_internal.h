@@ -15,6 +15,8 @@
 void sp__ranges_index(sp_pool *p);
 void sp__range_gained(sp_pool *p, uint32_t c, uint32_t from, uint32_t to);
 size_t sp__slot_bytes(bool ordered);
+size_t sp__slots_front(bool ordered);
+void sp__slots_free(sp_pool *p);
 void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to);
 void sp__ranges_release_empty(sp_pool *p);
 uint32_t sp__member_build(sp_pool *p, bool past_max);
@@ -57,9 +59,30 @@ static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
 }
 
 
-/* The lease list's back link and the acquisition's sequence number (ordered pools only). */
-static inline uint32_t *prev_at(const sp_pool *p, uint32_t idx) {
-    return &((sp__oslot *)(void *)slot_at(p, idx))->prev;
+/* An ordered slot's byte offset from slot 0, as the back links keep it: SP__NIL's is -16 as a
+   signed 32-bit number (the lease list's ends: see lease_link), every slot index's a positive
+   one (indices are below 2^24). */
+SP__STATIC_ASSERT(sizeof(sp__oslot) == 16, "an ordered slot is 16 bytes: SP__NIL's offset is -16");
+static inline uint32_t lease_off(uint32_t idx) { return idx * (uint32_t)sizeof(sp__oslot); }
+
+
+static inline uint32_t lease_index(uint32_t off) {
+    return off == lease_off(SP__NIL) ? SP__NIL : off / (uint32_t)sizeof(sp__oslot);
+}
+
+
+/* The slot at byte offset off from slot 0 (a back link), the ends' slot for SP__NIL's. */
+static inline sp__oslot *lease_at_off(const sp_pool *p, uint32_t off) {
+    int32_t signed_off;
+    memcpy(&signed_off, &off, sizeof signed_off); /* the same bits: SP__NIL's is -16 */
+    return (sp__oslot *)(void *)(p->slots + signed_off);
+}
+
+
+/* The lease list's back link (the previous member, SP__NIL for the head) and the acquisition's
+   sequence number (ordered pools only). */
+static inline uint32_t prev_of(const sp_pool *p, uint32_t idx) {
+    return lease_index(((const sp__oslot *)(void *)slot_at(p, idx))->prev16);
 }
 
 
@@ -203,28 +226,59 @@ static inline void pool_vm_release(sp_pool *p, void *addr, size_t size) {
     SP__IN_ALLOCATOR(p, p->vm.release(addr, size, p->vm.user));
 }
 
+/* The lease list (acquisition order) is circular through one more slot, the ends' slot, just
+   before slot 0 in every layout (memory.c, pool.c): its next is the list's head, its prev the
+   tail, SP__NIL when the list is empty. SP__NIL read as a signed 32-bit index is -1, that slot,
+   so a member's links address their neighbours or the ends alike: appending and unlinking test
+   for no end. Slot indices are below 2^24: never negative. */
+static inline sp__oslot *lease_link(const sp_pool *p, uint32_t i) {
+    int32_t signed_i;
+    memcpy(&signed_i, &i, sizeof signed_i); /* the same bits: SP__NIL is -1 */
+    return (sp__oslot *)(void *)p->slots + signed_i;
+}
+
+
+static inline sp__oslot *lease_ends(const sp_pool *p) { return (sp__oslot *)(void *)p->slots - 1; }
+
+
+/* The oldest and the newest leased member of an acquisition-order pool, SP__NIL when none (or
+   when the pool is in memory order, or has no slots yet: then there is no ends' slot). */
+static inline uint32_t lease_head(const sp_pool *p) {
+    return p->ordered && p->slot_cap ? lease_ends(p)->s.next : SP__NIL;
+}
+
+
+static inline uint32_t lease_tail(const sp_pool *p) {
+    return p->ordered && p->slot_cap ? lease_index(lease_ends(p)->prev16) : SP__NIL;
+}
+
+
+/* An empty lease list: the ends' slot links to itself. Where an ordered pool's slots first
+   exist. */
+static inline void lease_ends_init(sp_pool *p) {
+    sp__oslot *e = lease_ends(p);
+    e->s.next = e->stamp = SP__NIL;
+    e->prev16 = lease_off(SP__NIL);
+    e->s.word = 0;
+}
+
+
 static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
-    *prev_at(p, idx) = p->lease_tail;
-    *stamp_at(p, idx) = (uint32_t)p->acquired;
+    sp__oslot *ends = lease_ends(p), *o = (sp__oslot *)(void *)s;
+    uint32_t tail16 = ends->prev16;
+    o->prev16 = tail16;
+    o->stamp = (uint32_t)p->acquired;
     s->next = SP__NIL;
-    if (p->lease_tail != SP__NIL)
-        slot_at(p, p->lease_tail)->next = idx;
-    else
-        p->lease_head = idx;
-    p->lease_tail = idx;
+    lease_at_off(p, tail16)->s.next = idx;
+    ends->prev16 = lease_off(idx);
 }
 
 
 static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
-    uint32_t prev = *prev_at(p, idx);
-    if (prev != SP__NIL)
-        slot_at(p, prev)->next = s->next;
-    else
-        p->lease_head = s->next;
-    if (s->next != SP__NIL)
-        *prev_at(p, s->next) = prev;
-    else
-        p->lease_tail = prev;
+    (void)idx;
+    uint32_t prev16 = ((const sp__oslot *)(const void *)s)->prev16, next = s->next;
+    lease_at_off(p, prev16)->s.next = next;
+    lease_link(p, next)->prev16 = prev16;
 }
 
 
@@ -341,9 +395,8 @@ static inline void leased_inc(sp_pool *p) {
 static inline void leased_dec(sp_pool *p) { p->headroom++; }
 
 
-static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
-    uint32_t idx = p->free_head;
-    if (SP__UNLIKELY(idx >= p->plain_below)) return sp__acquire_other(p, arg, force);
+/* A plain pool's acquisition of free member idx, the head of its free list. */
+static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
     /* The slot addressed in each of its three accesses (SP__OPAQUE: no address register, no
        separate zero extension), so that the mark costs its store and nothing more. */
     uintptr_t ix = idx;
@@ -362,8 +415,14 @@ static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    (void)arg;
     return item;
+}
+
+
+static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
+    uint32_t idx = p->free_head;
+    if (SP__UNLIKELY(idx >= p->plain_below)) return sp__acquire_other(p, arg, force);
+    return acquire_plain(p, idx);
 }
 
 #endif

@@ -97,10 +97,13 @@ typedef struct sp__slot {
 /* The slot of an acquisition-order pool: the same, the lease list's back link, in the same
    cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
    acquisition's sequence number (the low 32 bits of `acquired` when it was leased), which tells
-   sp_each which members a callback acquired. 16 bytes: never split across cache lines. */
+   sp_each which members a callback acquired. 16 bytes: never split across cache lines. The
+   back link is kept as the previous member's byte offset from slot 0 (index * 16, SP__NIL * 16
+   for the lease list's ends: lease_off in pool_internal.h), so the hot paths address it
+   without a shift. */
 typedef struct sp__oslot {
     sp__slot s;
-    uint32_t prev;
+    uint32_t prev16;
     uint32_t stamp;
 } sp__oslot;
 
@@ -163,7 +166,7 @@ struct sp_pool {
     uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
     uint32_t top_count;     /* the top range's recognised members */
     /* warm: the routes' inputs and the out-of-line paths */
-    uint32_t lease_head, lease_tail; /* SP__NIL unless ordered */
+    /* (the lease list's ends live in the slot before slot 0: lease_ends in pool_internal.h) */
     bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
     bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
                             pop, a count and the member's place in the top range */
@@ -173,6 +176,9 @@ struct sp_pool {
                             set, or a priority callback or a teardown is running (routes_update) */
     bool ordered_acquire; /* acquisition order, no on_acquire, one live range: a free member is
                              popped and appended to the lease list in line (sp__acquire_other) */
+    /* sp_acquire's way out of its plain path (routes_update): straight to an acquisition-order
+       pool's free member (ordered_acquire), else through the general tests */
+    void *(*acquire_miss)(struct sp_pool *p);
     uint64_t top_ordered; /* top_count when an acquisition-order pool's releases of the top
                              range need no hook and no diversion (release_ordered), else 0 */
     uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */

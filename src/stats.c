@@ -104,9 +104,9 @@ bool sp__pool_check(const sp_pool *p) {
     SP__TS_WINDOWED(p, "sp__pool_check", bool, sp__pool_check(w_));
     size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
     uint32_t prev = SP__NIL;
-    for (uint32_t i = p->lease_head; i != SP__NIL; i = slot_at(p, i)->next) {
+    for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) {
         const sp__slot *s = slot_at(p, i);
-        if (!p->ordered || sp__state(s) != SP__LEASED || *prev_at(p, i) != prev) return false;
+        if (!p->ordered || sp__state(s) != SP__LEASED || prev_of(p, i) != prev) return false;
         /* acquisition order: stamps rank higher along the list (while the ranks are exact) */
         if (prev != SP__NIL && p->acquired - p->stamp_origin < (UINT64_C(1) << 32) &&
             stamp_rank(p, i) <= stamp_rank(p, prev))
@@ -114,7 +114,7 @@ bool sp__pool_check(const sp_pool *p) {
         prev = i;
         if (++leased > p->reserved) return false;
     }
-    if (prev != p->lease_tail) return false;
+    if (prev != lease_tail(p)) return false;
     for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) {
         if (sp__state(slot_at(p, i)) != SP__FREE) return false;
         if (++free_n > p->reserved) return false;
