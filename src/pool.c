@@ -454,22 +454,29 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__log(pool, SP__MSG_IN_ALLOCATOR, "sp_prewarm");
         return 0;
     }
+    return sp__build_onto(pool, n, &pool->free_head);
+}
+
+
+/* Builds up to n members (within max) and puts them in front of the list at *head, lowest
+   address first, as `initial` hands them out. */
+size_t sp__build_onto(sp_pool *p, size_t n, uint32_t *head) {
     size_t built = 0;
     uint32_t first = SP__NIL, last = SP__NIL;
-    while (built < n && (pool->max == 0 || pool->size < pool->max)) {
-        uint32_t idx = sp__member_build(pool, false);
+    while (built < n && (p->max == 0 || p->size < p->max)) {
+        uint32_t idx = sp__member_build(p, false);
         if (idx == SP__NIL) break;
         if (last == SP__NIL)
             first = idx;
         else
-            slot_at(pool, last)->next = idx; /* looked up again: a hook may have moved the slots */
+            slot_at(p, last)->next = idx; /* looked up again: a hook may have moved the slots */
         last = idx;
-        DBG_FREED(pool, idx, item_at(pool, idx));
+        DBG_FREED(p, idx, item_at(p, idx));
         built++;
     }
     if (last != SP__NIL) {
-        slot_at(pool, last)->next = pool->free_head;
-        pool->free_head = first;
+        slot_at(p, last)->next = *head;
+        *head = first;
     }
     return built;
 }

@@ -20,6 +20,7 @@ void sp__slots_free(sp_pool *p);
 void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to);
 void sp__ranges_release_empty(sp_pool *p);
 uint32_t sp__member_build(sp_pool *p, bool past_max);
+size_t sp__build_onto(sp_pool *p, size_t n, uint32_t *head);
 void sp__member_dispose(sp_pool *p, uint32_t idx, bool ends_life);
 void sp__member_retire(sp_pool *p, uint32_t idx);
 bool sp__ranges_register(sp_pool *p, const sp__pool_owner *fns, void *owner);

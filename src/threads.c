@@ -503,6 +503,17 @@ static void mag_drain(sp_pool *p, sp__mag *m) {
     }
 }
 
+/* Moves every member of the list at *from onto the front of the list at *to (order does not
+   matter: both are free lists). */
+static void list_move_all(sp_pool *p, uint32_t *from, uint32_t *to) {
+    while (*from != SP__NIL) {
+        uint32_t idx = *from;
+        *from = slot_at(p, idx)->next;
+        slot_at(p, idx)->next = *to;
+        *to = idx;
+    }
+}
+
 /* Opens a window: the lock is held until the window closes, every free member (the caches of
    every thread, the depot, the loose list) joins the plain free list, the counters are summed
    into the plain ones, and the plain view is installed, so that the 0.3 code runs as it does
@@ -536,12 +547,7 @@ void sp__ts_window_begin(sp_pool *p, const char *call) {
         ts->full = m->next;
         sp__ts_mag_put_empty(p, m);
     }
-    while (ts->free_head != SP__NIL) {
-        uint32_t idx = ts->free_head;
-        ts->free_head = slot_at(p, idx)->next;
-        slot_at(p, idx)->next = p->free_head;
-        p->free_head = idx;
-    }
+    list_move_all(p, &ts->free_head, &p->free_head);
     p->ts_view = true;
     p->tag = ts->tag;
     sp__ranges_index(p); /* the top range, live_ranges, the routes */
@@ -558,12 +564,7 @@ void sp__ts_window_end(sp_pool *p) {
     ts->acquired += p->acquired - ts->win_acquired;
     ts->released += (p->acquired - sp__leased(p) - p->leased_disposed) - ts->win_released;
     if (p->peak_leased > ts->peak) ts->peak = p->peak_leased;
-    while (p->free_head != SP__NIL) {
-        uint32_t idx = p->free_head;
-        p->free_head = slot_at(p, idx)->next;
-        slot_at(p, idx)->next = ts->free_head;
-        ts->free_head = idx;
-    }
+    list_move_all(p, &p->free_head, &ts->free_head);
     p->ts_view = false;
     p->tag = SP__TS_NO_TAG;
     p->top_items = ts->fast_items;
@@ -607,26 +608,10 @@ void sp__ts_stats(const sp_pool *pool, sp_stats *out) {
 size_t sp__ts_prewarm(sp_pool *p, size_t n) {
     sp__ts_lock(p);
     size_t built = 0;
-    if (p->allocating > 0) {
+    if (p->allocating > 0)
         sp__log(p, SP__MSG_IN_ALLOCATOR, "sp_prewarm");
-        n = 0;
-    }
-    uint32_t first = SP__NIL, last = SP__NIL; /* handed out lowest address first, as 0.3 does */
-    while (built < n && (p->max == 0 || p->size < p->max)) {
-        uint32_t idx = sp__member_build(p, false);
-        if (idx == SP__NIL) break;
-        if (last == SP__NIL)
-            first = idx;
-        else
-            slot_at(p, last)->next = idx;
-        last = idx;
-        DBG_FREED(p, idx, item_at(p, idx));
-        built++;
-    }
-    if (last != SP__NIL) {
-        slot_at(p, last)->next = p->ts->free_head;
-        p->ts->free_head = first;
-    }
+    else
+        built = sp__build_onto(p, n, &p->ts->free_head);
     sp__ts_unlock(p);
     return built;
 }
