@@ -89,9 +89,11 @@ steps=(lifo churn fifo reclaim resolve iterate frame memory steady dense)
 # The threads workloads (bench/bench_threads.c): 1, 2, 4 and 8 threads on one shared pool.
 steps+=(threads_local threads_cross threads_mixed)
 if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
-  # jemalloc: plain malloc/free in a process that preloads it. Not in the frame workload: the
-  # others run it in lockstep (each frame starts with the other simulations in the cache), a
-  # process of its own would start every frame warm and not compare.
+  # jemalloc: plain malloc/free in a process that preloads it; in lifo, churn and fifo that
+  # process runs the other implementations beside it, as the main one does (spbench prints
+  # jemalloc's rows only), so its segments start after the same traffic as everyone's. Not in
+  # the frame workload: the others run it in lockstep (each frame starts with the other
+  # simulations in the cache), a process of its own would start every frame warm.
   # (grep without -q: with pipefail, -q's early exit would fail the pipeline on SIGPIPE)
   steps+=(lifo+jemalloc churn+jemalloc fifo+jemalloc memory+jemalloc)
   steps+=(threads_local+jemalloc threads_cross+jemalloc threads_mixed+jemalloc)
