@@ -195,6 +195,70 @@ static void checked_release(void *state, void *item) {
     c->head = item;
 }
 
+/* checked_bits: another layout of the same checks, to find what the side array costs. The state
+   is one bit a member (a bitmap, 32 KB at 256k members, which stays in the cache where a side
+   array of words does not), and the free members are an array of their indexes used as a stack:
+   a release writes the stack's top, not the member nor a word beside it, so a member's bytes are
+   untouched while it is free (as a pool that builds members once must keep them) and the pair
+   reaches one cold line, the member's, where the side array adds a second. No handles: a
+   generation per member would bring the second line back to every pool that hands them out. */
+typedef struct checked_bits {
+    checked_fl fl;     /* items, stride, count, rot, inv, refused (head and side unused) */
+    uint64_t *leased;  /* bit i: member i is leased */
+    uint32_t *free_ix; /* indexes of the free members; the top is the next to go */
+    size_t free_count;
+} checked_bits;
+
+static bool checked_bits_open(void **state, size_t item_size, size_t capacity) {
+    void *fl;
+    if (capacity > UINT32_MAX || !checked_open(&fl, item_size, capacity, true)) return false;
+    checked_bits *b = calloc(1, sizeof *b);
+    uint64_t *leased = calloc((capacity + 63u) / 64u, sizeof *leased);
+    uint32_t *free_ix = malloc(capacity * sizeof *free_ix);
+    if (b == NULL || leased == NULL || free_ix == NULL) {
+        free(b);
+        free(leased);
+        free(free_ix);
+        checked_close(fl);
+        return false;
+    }
+    b->fl = *(checked_fl *)fl;
+    free(((checked_fl *)fl)->side);
+    free(fl);
+    b->fl.side = NULL;
+    b->leased = leased;
+    b->free_ix = free_ix;
+    for (size_t i = capacity; i-- > 0;) free_ix[b->free_count++] = (uint32_t)i; /* lowest first */
+    *state = b;
+    return true;
+}
+static void *checked_bits_acquire(void *state) {
+    checked_bits *b = state;
+    if (b->free_count == 0) return NULL;
+    uint32_t i = b->free_ix[--b->free_count];
+    b->leased[i / 64u] |= (uint64_t)1 << (i % 64u);
+    return b->fl.items + (size_t)i * b->fl.stride;
+}
+static void checked_bits_release(void *state, void *item) {
+    checked_bits *b = state;
+    size_t i = checked_index(&b->fl, item);
+    uint64_t bit = (uint64_t)1 << (i % 64u);
+    if (i >= b->fl.count || !(b->leased[i / 64u] & bit)) { /* foreign, interior, or a double release */
+        b->fl.refused++;
+        return;
+    }
+    b->leased[i / 64u] &= ~bit;
+    b->free_ix[b->free_count++] = (uint32_t)i;
+}
+static void checked_bits_close(void *state) {
+    checked_bits *b = state;
+    if (b->fl.refused) fprintf(stderr, "spbench: checked_bits refused %zu releases\n", b->fl.refused);
+    free(b->fl.items);
+    free(b->leased);
+    free(b->free_ix);
+    free(b);
+}
+
 /* ---------------------------------------------------------------------------------------------
    spawnpool: DROP without hooks, RECLAIM, and DROP taking a handle on every acquisition.
    ------------------------------------------------------------------------------------------ */
@@ -391,6 +455,8 @@ static const bench_impl impl_checked_header = {"checked_header", checked_header_
                                                checked_acquire, checked_release, NULL};
 static const bench_impl impl_checked_side = {"checked_side", checked_side_open, checked_close,
                                              checked_side_acquire, checked_side_release, NULL};
+static const bench_impl impl_checked_bits = {"checked_bits", checked_bits_open, checked_bits_close,
+                                             checked_bits_acquire, checked_bits_release, NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
                                       boost_release, NULL};
 static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,
@@ -406,7 +472,7 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
 
 static const bench_impl *const all_impls[] = {
     &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_boost,
+    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_checked_bits, &impl_boost,
     &impl_gslice,    &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
 };
 

@@ -319,7 +319,7 @@ static const generic_workload generic_workloads[] = {
     {"lifo", false, false, lifo_segment, "spawnpool_next,spawnpool_iter"},
     {"churn", true, false, churn_segment, "spawnpool_next,spawnpool_iter"},
     {"fifo", true, false, fifo_segment, "spawnpool_next,spawnpool_iter"},
-    {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side"},
+    {"iterate", true, true, iterate_segment, "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side,checked_bits"},
 };
 
 /* Where the live array starts in its page in repeat r (warm-up: r = 0). The CPU matches a load
