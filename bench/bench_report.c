@@ -239,6 +239,7 @@ static const struct {
     {"spawnpool_ordered", "the same in acquisition order"},
     {"spawnpool_presized", "initial = max = N (built whole)"},
     {"checked_side", "free list checking releases (side array)"},
+    {"checked_bits", "checked, state bitmap and index stack"},
     {"freelist", "bare free list"},
 };
 enum { INSTR_IMPLS = sizeof instr_impls / sizeof instr_impls[0] };
