@@ -108,7 +108,7 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
     if (SP__UNLIKELY(!p->plain_acquire)) {
-        if (p->ordered) lease_append(p, idx, s); /* before the hook: it may iterate */
+        if (p->ordered) lease_append(p, lease_off(idx), s); /* before the hook: it may iterate */
         if (p->on_acquire) return lease_hooked(p, idx, item, arg);
     }
     slot_mark(p, idx);
@@ -170,15 +170,17 @@ static void *acquire_slow(sp_pool *p, const void *arg, bool force);
    step (the word stays LEASED, the life goes up), and the member moves from the head of the
    lease list to the tail, as the general path would leave it. NULL when it does not apply. */
 static inline void *reclaim_oldest_plain(sp_pool *p) {
-    uint32_t idx = lease_ends(p)->s.next; /* saturated: members, so slots, exist */
-    if (idx == SP__NIL) return NULL;
-    sp__slot *s = slot_at(p, idx);
+    /* The head's slot from its link, a byte offset (lease_ends): its index only for the item. */
+    uint32_t off = lease_ends(p)->s.next; /* saturated: members, so slots, exist */
+    if (off == lease_off(SP__NIL)) return NULL;
+    sp__slot *s = &lease_at_off(p, off)->s;
+    uint32_t idx = off / (uint32_t)sizeof(sp__oslot);
     if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
     s->word += 1u << SP__FLAG_BITS;
     p->acquired++;
     p->reclaimed++;
     lease_unlink(p, idx, s); /* to the tail (alone: out, and back in as the only one) */
-    lease_append(p, idx, s);
+    lease_append(p, off, s);
     void *item = item_at(p, idx);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
@@ -307,21 +309,29 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
     SP__OPAQUE(off);
     ((sp__oslot *)(void *)(slots + off))->s.word += SP__TO_LEASED; /* free members carry no flags */
     leased_inc(p);
-    uint64_t n = ++p->acquired;
+    p->acquired++;
+    /* The stamp read back from the count rather than kept from the increment (an increment in
+       memory and a load: one instruction fewer than a load, an addition and a store). The
+       compiler must assume p changed here, so it cannot reuse the count it just wrote; from here
+       on the slots are addressed through `slots`, which it keeps. */
+    SP__OPAQUE(p);
+    uint32_t n = (uint32_t)p->acquired;
     void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
     DBG_LEASING(p, idx, item);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    sp__oslot *ends = lease_ends(p);
+    sp__oslot *ends = (sp__oslot *)(void *)slots - 1; /* lease_ends */
     uint32_t tail16 = ends->prev16;
     SP__OPAQUE(off);
     ((sp__oslot *)(void *)(slots + off))->prev16 = tail16;
     SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->stamp = (uint32_t)n;
+    ((sp__oslot *)(void *)(slots + off))->stamp = n;
     SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.next = SP__NIL;
-    lease_at_off(p, tail16)->s.next = idx; /* the ends' slot when the list was empty */
+    ((sp__oslot *)(void *)(slots + off))->s.next = lease_off(SP__NIL);
+    int32_t tail_off; /* lease_at_off, from `slots`: the ends' slot when the list was empty */
+    memcpy(&tail_off, &tail16, sizeof tail_off);
+    ((sp__oslot *)(void *)(slots + tail_off))->s.next = (uint32_t)off;
     ends->prev16 = (uint32_t)off;
     return item;
 }
@@ -554,24 +564,28 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
    diversion (top_ordered): release_hookless for it, with the 16-byte slot known at compile time
    and the lease list unlink in place. */
 static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
-    /* The slot addressed from slots and its offset in each access (see acquire_ordered). */
-    unsigned char *slots = pool->slots;
-    uintptr_t off = (uintptr_t)idx * sizeof(sp__oslot); /* idx < 2^24 */
+    /* The slot, at slots + 16 idx, addressed in each access as half + 8 idx with half = slots +
+       8 idx: one lea, where an offset of its own would take a move and a shift (x86 addresses
+       scale by 8 at most). SP__OPAQUE before each access keeps the compiler from folding them
+       into an address register computed apart (as in acquire_plain). */
+    unsigned char *half = pool->slots + (uintptr_t)idx * 8u; /* idx < 2^24 */
+    SP__OPAQUE(half);
+#define SP__SLOT_HERE ((sp__oslot *)(void *)(half + (uintptr_t)idx * 8u))
     uint32_t word;
-    SP__OPAQUE(off);
-    if (SP__UNLIKELY(!releasable(((sp__oslot *)(void *)(slots + off))->s.word, &word)))
-        return release_plain_refused(pool, idx);
-    SP__OPAQUE(off);
-    uint32_t prev16 = ((sp__oslot *)(void *)(slots + off))->prev16;
-    SP__OPAQUE(off);
-    uint32_t next = ((sp__oslot *)(void *)(slots + off))->s.next;
-    lease_at_off(pool, prev16)->s.next = next; /* the ends' slot for SP__NIL: no test */
-    lease_link(pool, next)->prev16 = prev16;
+    SP__OPAQUE(idx);
+    if (SP__UNLIKELY(!releasable(SP__SLOT_HERE->s.word, &word))) return release_plain_refused(pool, idx);
+    SP__OPAQUE(idx);
+    uint32_t prev16 = SP__SLOT_HERE->prev16;
+    SP__OPAQUE(idx);
+    uint32_t next16 = SP__SLOT_HERE->s.next;
+    lease_at_off(pool, prev16)->s.next = next16; /* the ends' slot for SP__NIL's: no test */
+    lease_at_off(pool, next16)->prev16 = prev16;
     leased_dec(pool);
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.word = word; /* next life, now free */
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.next = pool->free_head;
+    SP__OPAQUE(idx);
+    SP__SLOT_HERE->s.word = word; /* next life, now free */
+    SP__OPAQUE(idx);
+    SP__SLOT_HERE->s.next = pool->free_head;
+#undef SP__SLOT_HERE
     pool->free_head = (uint32_t)idx;
     DBG_FREED(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
     return SP_OK;
@@ -680,14 +694,14 @@ size_t sp_release_all(sp_pool *pool) {
     uint32_t idx = lease_head(pool);
     while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
         if (slot_at(pool, idx)->word & SP__BUSY) {
-            idx = slot_at(pool, idx)->next;
+            idx = lease_next(pool, idx);
             continue;
         }
         if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
             n++;
             idx = lease_head(pool);
         } else {
-            idx = slot_at(pool, idx)->next;
+            idx = lease_next(pool, idx);
         }
     }
     return n;
