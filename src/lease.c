@@ -563,31 +563,35 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
 /* The release of an acquisition-order pool's member of the top range, no on_release, no
    diversion (top_ordered): release_hookless for it, with the 16-byte slot known at compile time
    and the lease list unlink in place. */
+/* Slot ix of an acquisition-order pool from half = slots + 8 ix (see release_ordered). */
+static inline sp__oslot *half_slot(unsigned char *half, uintptr_t ix) {
+    return (sp__oslot *)(void *)(half + ix * 8u);
+}
+
 static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
     /* The slot, at slots + 16 idx, addressed in each access as half + 8 idx with half = slots +
        8 idx: one lea, where an offset of its own would take a move and a shift (x86 addresses
        scale by 8 at most). SP__OPAQUE before each access keeps the compiler from folding them
        into an address register computed apart (as in acquire_plain). */
-    unsigned char *half = pool->slots + (uintptr_t)idx * 8u; /* idx < 2^24 */
+    uintptr_t ix = (uintptr_t)idx; /* idx < 2^24 */
+    unsigned char *half = pool->slots + ix * 8u;
     SP__OPAQUE(half);
-#define SP__SLOT_HERE ((sp__oslot *)(void *)(half + (uintptr_t)idx * 8u))
     uint32_t word;
-    SP__OPAQUE(idx);
-    if (SP__UNLIKELY(!releasable(SP__SLOT_HERE->s.word, &word))) return release_plain_refused(pool, idx);
-    SP__OPAQUE(idx);
-    uint32_t prev16 = SP__SLOT_HERE->prev16;
-    SP__OPAQUE(idx);
-    uint32_t next16 = SP__SLOT_HERE->s.next;
+    SP__OPAQUE(ix);
+    if (SP__UNLIKELY(!releasable(half_slot(half, ix)->s.word, &word))) return release_plain_refused(pool, ix);
+    SP__OPAQUE(ix);
+    uint32_t prev16 = half_slot(half, ix)->prev16;
+    SP__OPAQUE(ix);
+    uint32_t next16 = half_slot(half, ix)->s.next;
     lease_at_off(pool, prev16)->s.next = next16; /* the ends' slot for SP__NIL's: no test */
     lease_at_off(pool, next16)->prev16 = prev16;
     leased_dec(pool);
-    SP__OPAQUE(idx);
-    SP__SLOT_HERE->s.word = word; /* next life, now free */
-    SP__OPAQUE(idx);
-    SP__SLOT_HERE->s.next = pool->free_head;
-#undef SP__SLOT_HERE
-    pool->free_head = (uint32_t)idx;
-    DBG_FREED(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
+    SP__OPAQUE(ix);
+    half_slot(half, ix)->s.word = word; /* next life, now free */
+    SP__OPAQUE(ix);
+    half_slot(half, ix)->s.next = pool->free_head;
+    pool->free_head = (uint32_t)ix;
+    DBG_FREED(pool, (uint32_t)ix, item_at(pool, (uint32_t)ix));
     return SP_OK;
 }
 
