@@ -147,7 +147,7 @@ static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
         it->_slot = idx;
         return;
     }
-    uint32_t prev = lease_index(oslot_at(p, idx)->prev16);
+    uint32_t prev = lease_index(oslot_at(p, idx)->prev8);
     cursor_fill(p, it, idx, prev, prev != SP__NIL ? cursor_word(oslot_at(p, prev)->s.word) : 0u);
 }
 
@@ -308,7 +308,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     const uint32_t last = (uint32_t)(pool->acquired - origin); /* the newest member's rank */
     for (uint32_t idx = lease_head(pool); idx != SP__NIL;) {
         const sp__oslot *o = oslot_at(pool, idx);
-        uint32_t word = cursor_word(o->s.word), next = lease_index(o->s.next), prev = lease_index(o->prev16), stamp = o->stamp;
+        uint32_t word = cursor_word(o->s.word), next = lease_index(o->s.next), prev = lease_index(o->prev8), stamp = o->stamp;
         uint32_t next_word = next != SP__NIL ? cursor_word(oslot_at(pool, next)->s.word) : 0u;
         uint32_t prev_word = prev != SP__NIL ? cursor_word(oslot_at(pool, prev)->s.word) : 0u;
         void *item = item_at(pool, idx);

@@ -95,7 +95,7 @@ void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to) {
         s->word = p->life_first << SP__FLAG_BITS | SP__UNBUILT;
         s->next = SP__NIL;
         if (p->ordered) {
-            ((sp__oslot *)(void *)s)->prev16 = lease_off(SP__NIL);
+            ((sp__oslot *)(void *)s)->prev8 = lease_link(SP__NIL);
             *stamp_at(p, (uint32_t)i) = SP__NIL;
         }
     }

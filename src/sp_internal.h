@@ -55,7 +55,7 @@
    member is leased; the next one to hand out while it is free). next links the member into at
    most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, whose
    slots are the 16-byte sp__oslot, with a back link) the lease list, doubly linked, oldest
-   acquisition at the head; the lease list's links are byte offsets (see sp__oslot), the other
+   acquisition at the head; the lease list's links are indices times 8 (see sp__oslot), the other
    lists' slot indices. In a memory-order pool a leased slot is in no list and has no back link.
    LEASED is state 0, so that a leased member's word has its low three bits clear exactly when
    no hook is running on it: the release's check is one test (see releasable in lease.c).
@@ -100,12 +100,13 @@ typedef struct sp__slot {
    cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
    acquisition's sequence number (the low 32 bits of `acquired` when it was leased), which tells
    sp_each which members a callback acquired. 16 bytes: never split across cache lines. The
-   lease list's links, both ways (next while the member is leased, and prev16), are kept as the
-   neighbour's byte offset from slot 0 (index * 16, SP__NIL * 16 for the lease list's ends:
-   lease_off in pool_internal.h), so the hot paths address a neighbour without a shift. */
+   lease list's links, both ways (next while the member is leased, and prev8), are kept as the
+   neighbour's index times 8 (SP__NIL * 8 for the lease list's ends: lease_link in
+   pool_internal.h), half its byte offset from slot 0, so the hot paths address a neighbour
+   without a shift (x86 addresses scale by 2 as well as by 8). */
 typedef struct sp__oslot {
     sp__slot s;
-    uint32_t prev16;
+    uint32_t prev8;
     uint32_t stamp;
 } sp__oslot;
 
