@@ -24,17 +24,17 @@ uint32_t sp__leased_first(const sp_pool *p) {
 
 
 uint32_t sp__leased_next(const sp_pool *p, uint32_t idx) {
-    return p->ordered ? slot_at(p, idx)->next : sp__leased_from(p, idx + 1u);
+    return p->ordered ? lease_next(p, idx) : sp__leased_from(p, idx + 1u);
 }
 
 
 void sp__stamps_fresh(sp_pool *p) {
     if (!p->ordered || p->acquired - p->stamp_origin < (UINT64_C(1) << 31)) return;
     uint64_t n = 0;
-    for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) n++;
+    for (uint32_t i = lease_head(p); i != SP__NIL; i = lease_next(p, i)) n++;
     p->stamp_origin = p->acquired - n;
     uint32_t stamp = (uint32_t)p->stamp_origin;
-    for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) *stamp_at(p, i) = stamp++;
+    for (uint32_t i = lease_head(p); i != SP__NIL; i = lease_next(p, i)) *stamp_at(p, i) = stamp++;
 }
 
 
@@ -106,7 +106,7 @@ static inline const sp__oslot *oslot_at(const sp_pool *p, uint32_t idx) {
 static inline void cursor_fill(const sp_pool *p, sp_iter *it, uint32_t idx, uint32_t prev,
                                uint32_t prev_word) {
     const sp__oslot *o = oslot_at(p, idx);
-    uint32_t next = o->s.next;
+    uint32_t next = lease_index(o->s.next);
     it->item = item_at(p, idx);
     it->_slot = idx;
     it->_word = cursor_word(o->s.word);
@@ -147,7 +147,7 @@ static inline void cursor_at(const sp_pool *p, sp_iter *it, uint32_t idx) {
         it->_slot = idx;
         return;
     }
-    uint32_t prev = lease_index(oslot_at(p, idx)->prev16);
+    uint32_t prev = lease_index(oslot_at(p, idx)->prev8);
     cursor_fill(p, it, idx, prev, prev != SP__NIL ? cursor_word(oslot_at(p, prev)->s.word) : 0u);
 }
 
@@ -160,10 +160,10 @@ static uint32_t cursor_successor(const sp_pool *p, const sp_iter *it, bool *lost
         uint32_t next = sp__leased_from(p, it->_slot + 1u);
         return next < it->_last ? next : SP__NIL;
     }
-    if (still_leased(p, it->_slot, it->_word)) return slot_at(p, it->_slot)->next;
+    if (still_leased(p, it->_slot, it->_word)) return lease_next(p, it->_slot);
     if (still_leased(p, it->_next, it->_next_word)) return it->_next;
     if (it->_prev == SP__NIL) return lease_head(p);
-    if (still_leased(p, it->_prev, it->_prev_word)) return slot_at(p, it->_prev)->next;
+    if (still_leased(p, it->_prev, it->_prev_word)) return lease_next(p, it->_prev);
     if (it->_origin != p->stamp_origin || p->acquired - p->stamp_origin >= (UINT64_C(1) << 32)) {
         *lost = true;
         return SP__NIL;
@@ -244,7 +244,7 @@ void sp_iter_next(sp_pool *pool, sp_iter *it) {
     if (pool->ordered) { /* still the same life: its link is current */
         const sp__oslot *o = oslot_at(pool, it->_slot);
         if (SP__LIKELY(cursor_word(o->s.word) == it->_word)) {
-            uint32_t next = o->s.next;
+            uint32_t next = lease_index(o->s.next);
             if (next == SP__NIL || SP__UNLIKELY(!leased_at_start(pool, next, it->_origin, it->_last) &&
                                                 walk_ends_at(pool, next, it->_origin, it->_last)))
                 memset(it, 0, sizeof *it);
@@ -308,7 +308,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
     const uint32_t last = (uint32_t)(pool->acquired - origin); /* the newest member's rank */
     for (uint32_t idx = lease_head(pool); idx != SP__NIL;) {
         const sp__oslot *o = oslot_at(pool, idx);
-        uint32_t word = cursor_word(o->s.word), next = o->s.next, prev = lease_index(o->prev16), stamp = o->stamp;
+        uint32_t word = cursor_word(o->s.word), next = lease_index(o->s.next), prev = lease_index(o->prev8), stamp = o->stamp;
         uint32_t next_word = next != SP__NIL ? cursor_word(oslot_at(pool, next)->s.word) : 0u;
         uint32_t prev_word = prev != SP__NIL ? cursor_word(oslot_at(pool, prev)->s.word) : 0u;
         void *item = item_at(pool, idx);
@@ -319,7 +319,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
         if (!go_on) break;
         o = oslot_at(pool, idx); /* fn may have moved the slots (growth) */
         if (SP__LIKELY(cursor_word(o->s.word) == word)) {
-            idx = o->s.next;
+            idx = lease_index(o->s.next);
         } else {
             sp_iter it = {item, idx, word, next, next_word, prev, prev_word, stamp, last, origin};
             idx = walk_successor(pool, &it);

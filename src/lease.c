@@ -108,7 +108,7 @@ static inline void *lease(sp_pool *p, uint32_t idx, sp__slot *s, const void *arg
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
     if (SP__UNLIKELY(!p->plain_acquire)) {
-        if (p->ordered) lease_append(p, idx, s); /* before the hook: it may iterate */
+        if (p->ordered) lease_append(p, lease_link(idx), s); /* before the hook: it may iterate */
         if (p->on_acquire) return lease_hooked(p, idx, item, arg);
     }
     slot_mark(p, idx);
@@ -170,15 +170,17 @@ static void *acquire_slow(sp_pool *p, const void *arg, bool force);
    step (the word stays LEASED, the life goes up), and the member moves from the head of the
    lease list to the tail, as the general path would leave it. NULL when it does not apply. */
 static inline void *reclaim_oldest_plain(sp_pool *p) {
-    uint32_t idx = lease_ends(p)->s.next; /* saturated: members, so slots, exist */
-    if (idx == SP__NIL) return NULL;
-    sp__slot *s = slot_at(p, idx);
+    /* The head's slot from its link (lease_link): its index only for the item. */
+    uint32_t link = lease_ends(p)->s.next; /* saturated: members, so slots, exist */
+    if (link == lease_link(SP__NIL)) return NULL;
+    sp__slot *s = &lease_at(p, link)->s;
+    uint32_t idx = link / 8u;
     if ((s->word & SP__BUSY) || sp__life(s) == SP__LIFE_MAX) return NULL;
     s->word += 1u << SP__FLAG_BITS;
     p->acquired++;
     p->reclaimed++;
     lease_unlink(p, idx, s); /* to the tail (alone: out, and back in as the only one) */
-    lease_append(p, idx, s);
+    lease_append(p, link, s);
     void *item = item_at(p, idx);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
@@ -294,35 +296,50 @@ static SP__NOINLINE void *acquire_empty(sp_pool *p, const void *arg, bool force)
 void *sp__acquire_slow(sp_pool *p, const void *arg, bool force) { return acquire_slow(p, arg, force); }
 
 
+/* The slot of a member of an acquisition-order pool from its lease-list link (lease_link: not
+   SP__NIL's), addressed as slots + 2 x link: what the hot paths' accesses scale in place. */
+static inline sp__oslot *oslot_by_link(unsigned char *slots, uintptr_t link) {
+    return (sp__oslot *)(void *)(slots + link * 2u);
+}
+
+
 /* A free member of an acquisition-order pool without on_acquire, of one live range: lease()
    spelled out for it, with the 16-byte slot known at compile time and the lease list append in
    place (the same steps in the same order: the stamp is the count after this acquisition). */
 static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
-    /* The slot addressed from slots and its offset in each access (SP__OPAQUE, as in
-       acquire_plain): no address register. The offset is also the new tail's back link. */
+    /* The slot addressed from slots and its link in each access (oslot_by_link; SP__OPAQUE, as
+       in acquire_plain): no address register. The link is also the new tail's. */
     unsigned char *slots = p->slots;
-    uintptr_t off = lease_off(idx);
-    SP__OPAQUE(off);
-    p->free_head = ((sp__oslot *)(void *)(slots + off))->s.next;
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.word += SP__TO_LEASED; /* free members carry no flags */
+    uintptr_t link = lease_link(idx);
+    SP__OPAQUE(link);
+    p->free_head = oslot_by_link(slots, link)->s.next;
+    SP__OPAQUE(link);
+    oslot_by_link(slots, link)->s.word += SP__TO_LEASED; /* free members carry no flags */
     leased_inc(p);
-    uint64_t n = ++p->acquired;
+    p->acquired++;
+    /* The stamp read back from the count rather than kept from the increment (an increment in
+       memory and a load: one instruction fewer than a load, an addition and a store). The
+       compiler must assume p changed here, so it cannot reuse the count it just wrote; from here
+       on the slots are addressed through `slots`, which it keeps. */
+    SP__OPAQUE(p);
+    uint32_t n = (uint32_t)p->acquired;
     void *item = (void *)(p->items0 + (uintptr_t)idx * p->stride);
     DBG_LEASING(p, idx, item);
 #if SP_DEBUG
     dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
 #endif
-    sp__oslot *ends = lease_ends(p);
-    uint32_t tail16 = ends->prev16;
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->prev16 = tail16;
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->stamp = (uint32_t)n;
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.next = SP__NIL;
-    lease_at_off(p, tail16)->s.next = idx; /* the ends' slot when the list was empty */
-    ends->prev16 = (uint32_t)off;
+    sp__oslot *ends = (sp__oslot *)(void *)slots - 1; /* lease_ends */
+    uint32_t tail8 = ends->prev8;
+    SP__OPAQUE(link);
+    oslot_by_link(slots, link)->prev8 = tail8;
+    SP__OPAQUE(link);
+    oslot_by_link(slots, link)->stamp = n;
+    SP__OPAQUE(link);
+    oslot_by_link(slots, link)->s.next = lease_link(SP__NIL);
+    int32_t tail_link; /* lease_at, from `slots`: the ends' slot when the list was empty */
+    memcpy(&tail_link, &tail8, sizeof tail_link);
+    ((sp__oslot *)(void *)(slots + (ptrdiff_t)tail_link * 2))->s.next = (uint32_t)link;
+    ends->prev8 = (uint32_t)link;
     return item;
 }
 
@@ -554,24 +571,25 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
    diversion (top_ordered): release_hookless for it, with the 16-byte slot known at compile time
    and the lease list unlink in place. */
 static inline sp_result release_ordered(sp_pool *pool, uint64_t idx) {
-    /* The slot addressed from slots and its offset in each access (see acquire_ordered). */
+    /* The slot addressed from slots and its link in each access (see acquire_ordered): the link
+       is one lea from the index, which stays for the free list. */
     unsigned char *slots = pool->slots;
-    uintptr_t off = (uintptr_t)idx * sizeof(sp__oslot); /* idx < 2^24 */
+    uintptr_t link = lease_link((uint32_t)idx); /* idx < 2^24 */
     uint32_t word;
-    SP__OPAQUE(off);
-    if (SP__UNLIKELY(!releasable(((sp__oslot *)(void *)(slots + off))->s.word, &word)))
+    SP__OPAQUE(link);
+    if (SP__UNLIKELY(!releasable(oslot_by_link(slots, link)->s.word, &word)))
         return release_plain_refused(pool, idx);
-    SP__OPAQUE(off);
-    uint32_t prev16 = ((sp__oslot *)(void *)(slots + off))->prev16;
-    SP__OPAQUE(off);
-    uint32_t next = ((sp__oslot *)(void *)(slots + off))->s.next;
-    lease_at_off(pool, prev16)->s.next = next; /* the ends' slot for SP__NIL: no test */
-    lease_link(pool, next)->prev16 = prev16;
+    SP__OPAQUE(link);
+    uint32_t prev8 = oslot_by_link(slots, link)->prev8;
+    SP__OPAQUE(link);
+    uint32_t next8 = oslot_by_link(slots, link)->s.next;
+    lease_at(pool, prev8)->s.next = next8; /* the ends' slot for SP__NIL's: no test */
+    lease_at(pool, next8)->prev8 = prev8;
     leased_dec(pool);
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.word = word; /* next life, now free */
-    SP__OPAQUE(off);
-    ((sp__oslot *)(void *)(slots + off))->s.next = pool->free_head;
+    SP__OPAQUE(link);
+    oslot_by_link(slots, link)->s.word = word; /* next life, now free */
+    SP__OPAQUE(link);
+    oslot_by_link(slots, link)->s.next = pool->free_head;
     pool->free_head = (uint32_t)idx;
     DBG_FREED(pool, (uint32_t)idx, item_at(pool, (uint32_t)idx));
     return SP_OK;
@@ -680,14 +698,14 @@ size_t sp_release_all(sp_pool *pool) {
     uint32_t idx = lease_head(pool);
     while (idx != SP__NIL && stamp_rank(pool, idx) <= newest) {
         if (slot_at(pool, idx)->word & SP__BUSY) {
-            idx = slot_at(pool, idx)->next;
+            idx = lease_next(pool, idx);
             continue;
         }
         if (sp_release(pool, item_at(pool, idx)) == SP_OK) {
             n++;
             idx = lease_head(pool);
         } else {
-            idx = slot_at(pool, idx)->next;
+            idx = lease_next(pool, idx);
         }
     }
     return n;

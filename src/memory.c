@@ -76,7 +76,7 @@ size_t sp__slot_bytes(bool ordered) {
 }
 
 /* Bytes before slot 0 of a fallback pool's slot array: the lease list's ends' slot when ordered
-   (lease_link in pool_internal.h). A reserved pool has it in the colour, a fixed buffer after the
+   (lease_ends in pool_internal.h). A reserved pool has it in the colour, a fixed buffer after the
    pool. */
 size_t sp__slots_front(bool ordered) { return ordered ? sizeof(sp__oslot) : 0u; }
 
@@ -95,7 +95,7 @@ void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to) {
         s->word = p->life_first << SP__FLAG_BITS | SP__UNBUILT;
         s->next = SP__NIL;
         if (p->ordered) {
-            ((sp__oslot *)(void *)s)->prev16 = lease_off(SP__NIL);
+            ((sp__oslot *)(void *)s)->prev8 = lease_link(SP__NIL);
             *stamp_at(p, (uint32_t)i) = SP__NIL;
         }
     }
@@ -149,7 +149,7 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
         sp__routes_update(p);
         return true;
     }
-    /* An ordered pool's array starts with the lease list's ends' slot (see lease_link). */
+    /* An ordered pool's array starts with the lease list's ends' slot (see lease_ends). */
     size_t front = sp__slots_front(p->ordered);
     unsigned char *slots = (unsigned char *)pool_alloc(p, front + (size_t)cap * p->slot_size, _Alignof(sp__oslot));
 #if SP_DEBUG

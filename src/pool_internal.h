@@ -60,30 +60,39 @@ static inline sp__slot *plain_slot_at(const sp_pool *p, uint32_t idx) {
 }
 
 
-/* An ordered slot's byte offset from slot 0, as the back links keep it: SP__NIL's is -16 as a
-   signed 32-bit number (the lease list's ends: see lease_link), every slot index's a positive
-   one (indices are below 2^24). */
-SP__STATIC_ASSERT(sizeof(sp__oslot) == 16, "an ordered slot is 16 bytes: SP__NIL's offset is -16");
-static inline uint32_t lease_off(uint32_t idx) { return idx * (uint32_t)sizeof(sp__oslot); }
+/* A lease-list link (both ways: next while the member is leased, and prev8): the slot index
+   times 8, and the slot at slots + 2 x link, its byte offset from slot 0 being index x 16. x86
+   addresses scale an index by 8 at most: the link is what one lea makes of the index (the index
+   itself kept for the member's address), and every access scales it by the 2 left. SP__NIL's
+   link is -8 as a signed 32-bit number, which addresses the slot before slot 0 (the lease
+   list's ends: see lease_ends); every slot index's is positive (indices are below 2^24). */
+SP__STATIC_ASSERT(sizeof(sp__oslot) == 16, "an ordered slot is 16 bytes: 2 x a link of index x 8");
+static inline uint32_t lease_link(uint32_t idx) { return idx * 8u; }
 
 
-static inline uint32_t lease_index(uint32_t off) {
-    return off == lease_off(SP__NIL) ? SP__NIL : off / (uint32_t)sizeof(sp__oslot);
+static inline uint32_t lease_index(uint32_t link) {
+    return link == lease_link(SP__NIL) ? SP__NIL : link / 8u;
 }
 
 
-/* The slot at byte offset off from slot 0 (a back link), the ends' slot for SP__NIL's. */
-static inline sp__oslot *lease_at_off(const sp_pool *p, uint32_t off) {
-    int32_t signed_off;
-    memcpy(&signed_off, &off, sizeof signed_off); /* the same bits: SP__NIL's is -16 */
-    return (sp__oslot *)(void *)(p->slots + signed_off);
+/* The slot a lease-list link names, the ends' slot for SP__NIL's. */
+static inline sp__oslot *lease_at(const sp_pool *p, uint32_t link) {
+    int32_t signed_link;
+    memcpy(&signed_link, &link, sizeof signed_link); /* the same bits: SP__NIL's is -8 */
+    return (sp__oslot *)(void *)(p->slots + (ptrdiff_t)signed_link * 2);
 }
 
 
-/* The lease list's back link (the previous member, SP__NIL for the head) and the acquisition's
-   sequence number (ordered pools only). */
+/* The lease list's links of leased member idx (ordered pools only), as indices: the previous
+   member (SP__NIL for the head) and the next (SP__NIL for the tail); and the acquisition's
+   sequence number. */
 static inline uint32_t prev_of(const sp_pool *p, uint32_t idx) {
-    return lease_index(((const sp__oslot *)(void *)slot_at(p, idx))->prev16);
+    return lease_index(((const sp__oslot *)(void *)slot_at(p, idx))->prev8);
+}
+
+
+static inline uint32_t lease_next(const sp_pool *p, uint32_t idx) {
+    return lease_index(slot_at(p, idx)->next);
 }
 
 
@@ -229,28 +238,23 @@ static inline void pool_vm_release(sp_pool *p, void *addr, size_t size) {
 
 /* The lease list (acquisition order) is circular through one more slot, the ends' slot, just
    before slot 0 in every layout (memory.c, pool.c): its next is the list's head, its prev the
-   tail, SP__NIL when the list is empty. SP__NIL read as a signed 32-bit index is -1, that slot,
-   so a member's links address their neighbours or the ends alike: appending and unlinking test
-   for no end. Slot indices are below 2^24: never negative. */
-static inline sp__oslot *lease_link(const sp_pool *p, uint32_t i) {
-    int32_t signed_i;
-    memcpy(&signed_i, &i, sizeof signed_i); /* the same bits: SP__NIL is -1 */
-    return (sp__oslot *)(void *)p->slots + signed_i;
-}
-
-
+   tail, SP__NIL's link when the list is empty. The links are slot indices times 8 (see
+   lease_link), so SP__NIL's, -8 as a signed number, addresses that slot: a member's links
+   address their neighbours or the ends alike, appending and unlinking test for no end, and the
+   hot paths address a link's slot without a shift. (A free member's next is a free-list link,
+   a slot index, as in every pool.) Slot indices are below 2^24: no link is negative. */
 static inline sp__oslot *lease_ends(const sp_pool *p) { return (sp__oslot *)(void *)p->slots - 1; }
 
 
 /* The oldest and the newest leased member of an acquisition-order pool, SP__NIL when none (or
    when the pool is in memory order, or has no slots yet: then there is no ends' slot). */
 static inline uint32_t lease_head(const sp_pool *p) {
-    return p->ordered && p->slot_cap ? lease_ends(p)->s.next : SP__NIL;
+    return p->ordered && p->slot_cap ? lease_index(lease_ends(p)->s.next) : SP__NIL;
 }
 
 
 static inline uint32_t lease_tail(const sp_pool *p) {
-    return p->ordered && p->slot_cap ? lease_index(lease_ends(p)->prev16) : SP__NIL;
+    return p->ordered && p->slot_cap ? lease_index(lease_ends(p)->prev8) : SP__NIL;
 }
 
 
@@ -258,37 +262,40 @@ static inline uint32_t lease_tail(const sp_pool *p) {
    exist. */
 static inline void lease_ends_init(sp_pool *p) {
     sp__oslot *e = lease_ends(p);
-    e->s.next = e->stamp = SP__NIL;
-    e->prev16 = lease_off(SP__NIL);
+    e->s.next = e->prev8 = lease_link(SP__NIL);
+    e->stamp = SP__NIL;
     e->s.word = 0;
 }
 
 
-static inline void lease_append(sp_pool *p, uint32_t idx, sp__slot *s) {
+/* Appends the member whose link is `link` (lease_link of its index) and whose slot is s. */
+static inline void lease_append(sp_pool *p, uint32_t link, sp__slot *s) {
     sp__oslot *ends = lease_ends(p), *o = (sp__oslot *)(void *)s;
-    uint32_t tail16 = ends->prev16;
-    o->prev16 = tail16;
+    uint32_t tail8 = ends->prev8;
+    o->prev8 = tail8;
     o->stamp = (uint32_t)p->acquired;
-    s->next = SP__NIL;
-    lease_at_off(p, tail16)->s.next = idx;
-    ends->prev16 = lease_off(idx);
+    s->next = lease_link(SP__NIL);
+    lease_at(p, tail8)->s.next = link;
+    ends->prev8 = link;
 }
 
 
 static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
     (void)idx;
-    uint32_t prev16 = ((const sp__oslot *)(const void *)s)->prev16, next = s->next;
-    lease_at_off(p, prev16)->s.next = next;
-    lease_link(p, next)->prev16 = prev16;
+    uint32_t prev8 = ((const sp__oslot *)(const void *)s)->prev8, next8 = s->next;
+    lease_at(p, prev8)->s.next = next8;
+    lease_at(p, next8)->prev8 = prev8;
 }
 
 
 /* Clears the mark of a plain lease (next == idx, see sp__slot) before a flag is set or a life
-   ends: from then on the member resolves through the library. next means nothing else while
-   it equals the slot's own index, so this never breaks a list. True when there was a mark. */
+   ends: from then on the member resolves through the library. In a memory-order pool next means
+   nothing else while it equals the slot's own index, so this never breaks a list. An
+   acquisition-order pool marks nothing, and its leased members' links are indices times 8,
+   which may equal any index: never touched here. True when there was a mark. */
 static inline bool slot_unmark(sp_pool *p, uint32_t idx) {
     sp__slot *s = slot_at(p, idx);
-    if (s->next != idx) return false;
+    if (p->ordered || s->next != idx) return false;
     s->next = SP__NIL;
     return true;
 }

@@ -55,12 +55,14 @@
    member is leased; the next one to hand out while it is free). next links the member into at
    most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, whose
    slots are the 16-byte sp__oslot, with a back link) the lease list, doubly linked, oldest
-   acquisition at the head. In a memory-order pool a leased slot is in no list and has no back link.
+   acquisition at the head; the lease list's links are indices times 8 (see sp__oslot), the other
+   lists' slot indices. In a memory-order pool a leased slot is in no list and has no back link.
    LEASED is state 0, so that a leased member's word has its low three bits clear exactly when
    no hook is running on it: the release's check is one test (see releasable in lease.c).
    A memory-order member leased with no flag set has its own slot index in next (the plain
-   acquisition writes it), and next holds a slot's own index in no other state (a list never
-   links a slot to itself; SP__NIL and the marks are no index): the header's inline sp_resolve
+   acquisition writes it), and next holds a slot's own index in no other state of such a pool (a
+   list never links a slot to itself; SP__NIL and the marks are no index; an acquisition-order
+   pool marks nothing and resolves out of line): the header's inline sp_resolve
    then compares the slot's 8 bytes with the handle less the pool's tag, the index against
    next and life << 4 against the word, whose flags lie beside the tag's top 4 bits (see
    docs/design.md). So whatever sets a flag or ends the life of a leased memory-order member
@@ -98,12 +100,13 @@ typedef struct sp__slot {
    cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
    acquisition's sequence number (the low 32 bits of `acquired` when it was leased), which tells
    sp_each which members a callback acquired. 16 bytes: never split across cache lines. The
-   back link is kept as the previous member's byte offset from slot 0 (index * 16, SP__NIL * 16
-   for the lease list's ends: lease_off in pool_internal.h), so the hot paths address it
-   without a shift. */
+   lease list's links, both ways (next while the member is leased, and prev8), are kept as the
+   neighbour's index times 8 (SP__NIL * 8 for the lease list's ends: lease_link in
+   pool_internal.h), half its byte offset from slot 0, so the hot paths address a neighbour
+   without a shift (x86 addresses scale by 2 as well as by 8). */
 typedef struct sp__oslot {
     sp__slot s;
-    uint32_t prev16;
+    uint32_t prev8;
     uint32_t stamp;
 } sp__oslot;
 

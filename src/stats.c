@@ -104,7 +104,7 @@ bool sp__pool_check(const sp_pool *p) {
     SP__TS_WINDOWED(p, "sp__pool_check", bool, sp__pool_check(w_));
     size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
     uint32_t prev = SP__NIL;
-    for (uint32_t i = lease_head(p); i != SP__NIL; i = slot_at(p, i)->next) {
+    for (uint32_t i = lease_head(p); i != SP__NIL; i = lease_next(p, i)) {
         const sp__slot *s = slot_at(p, i);
         if (!p->ordered || sp__state(s) != SP__LEASED || prev_of(p, i) != prev) return false;
         /* acquisition order: stamps rank higher along the list (while the ranks are exact) */

@@ -227,6 +227,66 @@ static void reclaim_priority_ties_take_the_oldest(void **state) {
     EXPECT_NO_LEAK(&ta);
 }
 
+/* An acquisition-order pool's lease-list links are slot indices scaled (times 8 today, times
+   16 in byte offsets), so a link may equal its own slot's index: slot 8 followed by slot 1
+   holds 8, slot 32 followed by slot 2 holds 32 in bytes. A hook running on such a member must
+   leave its link alone (the memory-order mark is "next == own index", and a hook clears it
+   while it runs): a priority callback that walks the pool sees every member, and nothing
+   else. */
+typedef struct walk_check {
+    sp_pool *pool;
+    void **members;
+    size_t n;
+    int bad;
+} walk_check;
+
+static double prio_walks_the_pool(const void *item, void *user) {
+    (void)item;
+    walk_check *w = user;
+    size_t seen = 0;
+    for (void *it = sp_first(w->pool); it && seen <= w->n; it = sp_next(w->pool, it), seen++) {
+        bool member = false;
+        for (size_t i = 0; i < w->n; i++) member = member || w->members[i] == it;
+        if (!member) w->bad++;
+    }
+    if (seen != w->n) w->bad++;
+    return 0.0;
+}
+
+static void priority_on_a_link_equal_to_its_index_keeps_the_lease_list(void **state) {
+    (void)state;
+    enum { N = 33 };
+    test_alloc ta = {0};
+    walk_check w = {0};
+    void *items[N];
+    sp_desc d = {.name = "links", .item_size = 16, .max = N, .overflow = SP_OVERFLOW_RECLAIM,
+                 .order = SP_ORDER_ACQUISITION, .priority = prio_walks_the_pool, .user = &w,
+                 .allocator = test_alloc_make(&ta)};
+    sp_pool *p = sp_pool_create(&d);
+    w.pool = p;
+    w.members = items;
+    w.n = N;
+    /* Slots 0..8, then 1 again behind 8, then 9..32, then 2 again behind 32: the lease list is
+       0, 3, ..., 8, 1, 9, ..., 32, 2. */
+    for (uint32_t i = 0; i < N; i++) {
+        items[i] = sp_acquire(p);
+        assert_int_equal(sp_handle_of(p, items[i]).id & (SP__SLOT_LIMIT - 1u), i); /* slot i */
+        if (i == 8 || i == 32) {
+            void *again = items[i == 8 ? 1 : 2];
+            assert_int_equal(sp_release(p, again), SP_OK);
+            assert_ptr_equal(sp_acquire(p), again); /* the only free member, now the newest */
+        }
+    }
+    /* The reclaim scores every member (ties: the oldest, items[0]). */
+    assert_ptr_equal(sp_acquire(p), items[0]);
+    assert_int_equal(w.bad, 0);
+    assert_true(sp__pool_check(p));
+    assert_ptr_equal(sp_first(p), items[3]);
+    assert_int_equal(sp_release_all(p), N);
+    sp_pool_destroy(p);
+    EXPECT_NO_LEAK(&ta);
+}
+
 static void grow_builds_past_max_counts_and_warns(void **state) {
     (void)state;
     test_env env;
@@ -422,6 +482,7 @@ int main(void) {
         cmocka_unit_test(reclaim_ends_the_victims_life),
         cmocka_unit_test(reclaim_takes_the_lowest_priority_member),
         cmocka_unit_test(reclaim_priority_ties_take_the_oldest),
+        cmocka_unit_test(priority_on_a_link_equal_to_its_index_keeps_the_lease_list),
         cmocka_unit_test(grow_builds_past_max_counts_and_warns),
         cmocka_unit_test(acquire_force_on_a_drop_pool_reclaims_without_counting_a_drop),
         cmocka_unit_test(acquire_force_on_a_grow_pool_grows),
