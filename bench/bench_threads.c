@@ -260,10 +260,6 @@ static void cas_release(void *state, void *item) {
     cas_tl.stack[cas_tl.n++] = item;
 }
 
-/* checked_side (bench_impls.c), one thread only: checked_cas's reference, as spawnpool is
-   spawnpool_ts's. A fixed chunk of members, enough for any one-thread workload here. */
-static const bench_impl *checked_side_impl(void) { return bench_impl_find("checked_side"); }
-
 static const bench_impl impl_plain = {"spawnpool", plain_open, pool_close, pool_acquire,
                                       pool_release, NULL};
 static const bench_impl impl_cas = {"checked_cas", cas_open, cas_close, cas_acquire, cas_release,
@@ -286,7 +282,6 @@ static const bench_impl *tb_find(const char *name) {
     if (strcmp(name, impl_plain.name) == 0) return &impl_plain;
     if (strcmp(name, impl_mutex.name) == 0) return &impl_mutex;
     if (strcmp(name, impl_cas.name) == 0) return &impl_cas;
-    if (strcmp(name, "checked_side") == 0) return checked_side_impl();
     if (strcmp(name, impl_singleton.name) == 0) return &impl_singleton;
     if (strcmp(name, "spawnpool_ts") == 0) return NULL;
     return bench_impl_find(name);

@@ -179,7 +179,7 @@ static inline void *reclaim_oldest_plain(sp_pool *p) {
     s->word += 1u << SP__FLAG_BITS;
     p->acquired++;
     p->reclaimed++;
-    lease_unlink(p, idx, s); /* to the tail (alone: out, and back in as the only one) */
+    lease_unlink(p, s); /* to the tail (alone: out, and back in as the only one) */
     lease_append(p, link, s);
     void *item = item_at(p, idx);
 #if SP_DEBUG
@@ -202,7 +202,7 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     sp__slot *s = slot_at(p, idx);
     void *item = item_at(p, idx);
     if (p->ordered)
-        lease_unlink(p, idx, s);
+        lease_unlink(p, s);
     else
         s->next = SP__NIL; /* not marked as leased when a memory-order sp_release_all began */
     if (p->on_release) run_on_release(p, idx, item); /* still leased while it runs */
@@ -336,9 +336,7 @@ static inline void *acquire_ordered(sp_pool *p, uint32_t idx) {
     oslot_by_link(slots, link)->stamp = n;
     SP__OPAQUE(link);
     oslot_by_link(slots, link)->s.next = lease_link(SP__NIL);
-    int32_t tail_link; /* lease_at, from `slots`: the ends' slot when the list was empty */
-    memcpy(&tail_link, &tail8, sizeof tail_link);
-    ((sp__oslot *)(void *)(slots + (ptrdiff_t)tail_link * 2))->s.next = (uint32_t)link;
+    lease_slot(slots, tail8)->s.next = (uint32_t)link; /* the ends' slot when the list was empty */
     ends->prev8 = (uint32_t)link;
     return item;
 }
@@ -354,16 +352,16 @@ SP__NOINLINE void *sp__acquire_other(sp_pool *p, const void *arg, bool force) {
 
 
 /* sp_acquire's sp__acquire_other (acquire_miss): no argument and no force, so that sp_acquire
-   passes none (two register clears fewer on its way to an acquisition-order pool's member). */
+   passes none (two register clears fewer). routes_update picks it where ordered_acquire is
+   clear (thread-safe pools included: never ordered), so it has no test for it. */
 static SP__NOINLINE void *acquire_other_plain_args(sp_pool *p) {
     uint32_t idx = p->free_head;
     if (idx == SP__NIL) return acquire_empty(p, NULL, false);
-    if (p->ordered_acquire) return acquire_ordered(p, idx);
     return acquire_listed(p, idx, NULL);
 }
 
 
-/* The same where routes_update knows ordered_acquire is set: its test skipped. */
+/* The same where routes_update knows ordered_acquire is set: straight to the ordered pop. */
 static SP__NOINLINE void *acquire_ordered_plain_args(sp_pool *p) {
     uint32_t idx = p->free_head;
     if (idx == SP__NIL) return acquire_empty(p, NULL, false);
@@ -487,7 +485,7 @@ static SP__NOINLINE sp_result release_general(sp_pool *pool, uint32_t idx, void 
     }
     if ((slot_at(pool, idx)->word & (SP__STATE_MASK | SP__BUSY)) != SP__LEASED)
         return release_refused(pool, idx, item);
-    if (pool->ordered) lease_unlink(pool, idx, slot_at(pool, idx));
+    if (pool->ordered) lease_unlink(pool, slot_at(pool, idx));
     /* Until on_release returns the member is still leased (is_leased, resolve, and the stats
        agree); its life ends after the hook. */
     if (pool->on_release) run_on_release(pool, idx, item);
@@ -526,7 +524,7 @@ static inline sp_result release_hookless(sp_pool *pool, uint32_t idx, void *item
     uint32_t word;
     if (SP__UNLIKELY(!releasable(s->word, &word) || (!plain && pool->release_slow)))
         return release_general(pool, idx, item);
-    if (!plain) lease_unlink(pool, idx, s); /* not plain, not release_slow: ordered */
+    if (!plain) lease_unlink(pool, s); /* not plain, not release_slow: ordered */
     leased_dec(pool);
     s->word = word; /* next life, now free */
     free_push(pool, idx, s);

@@ -88,8 +88,11 @@ void sp__slots_free(sp_pool *p) {
 }
 
 
-/* Makes slots [from, to) unbuilt at the pool's first life, in no list. */
+/* Makes slots [from, to) unbuilt at the pool's first life, in no list; an ordered pool's first
+   slots also get the lease list's ends' slot, the list empty (every layout has it before slot
+   0). */
 void sp__slots_init(sp_pool *p, uint64_t from, uint64_t to) {
+    if (from == 0 && p->ordered) lease_ends_init(p);
     for (uint64_t i = from; i < to; i++) {
         sp__slot *s = slot_at(p, (uint32_t)i);
         s->word = p->life_first << SP__FLAG_BITS | SP__UNBUILT;
@@ -143,7 +146,6 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
             sp__log(p, SP__MSG_NOMEM, "committing slots");
             return false;
         }
-        if (p->slot_cap == 0 && p->ordered) lease_ends_init(p); /* the colour holds it */
         sp__slots_init(p, p->slot_cap, cap);
         p->slot_cap = (uint32_t)cap;
         sp__routes_update(p);
@@ -166,7 +168,6 @@ static bool slots_reserve(sp_pool *p, uint32_t need) {
     if (p->slot_cap) memcpy(slots, p->slots - front, front + (size_t)p->slot_cap * p->slot_size);
     sp__slots_free(p);
     p->slots = slots + front;
-    if (p->slot_cap == 0 && p->ordered) lease_ends_init(p);
     sp__slots_init(p, p->slot_cap, cap);
 #if SP_DEBUG
     if (p->slot_cap) memcpy(dbg, p->dbg, (size_t)p->slot_cap * sizeof *dbg);

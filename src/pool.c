@@ -96,8 +96,8 @@ static sp__layout layout_of(const sp_desc *d) {
 }
 
 
-/* Fixed-buffer layout, from an address: [pool][the lease list's ends' slot][slots x n][pad][debug records x n,
-   in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
+/* Fixed-buffer layout, from an address: [pool][the lease list's ends' slot][slots x n][pad]
+   [debug records x n, in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
    order (a memory-order pool leaves the room of the back links and stamps unused), so that sp_buffer_size depends
    on the item's size and alignment only, not on fields a caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
@@ -240,7 +240,6 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, const sp__poo
         p->chunk_items = cap;
         p->slots = (unsigned char *)(p + 1) + sizeof(sp__oslot);
         p->slot_cap = (uint32_t)cap;
-        if (p->ordered) lease_ends_init(p);
         sp__slots_init(p, 0, cap);
 #if SP_DEBUG
         p->dbg = (sp__dbg *)align_up((uintptr_t)(p->slots + cap * sizeof(sp__oslot)), 8u);
@@ -346,7 +345,7 @@ static size_t dispose_all(sp_pool *p) {
         }
         if (idx != SP__NIL) {
             s = slot_at(p, idx);
-            if (p->ordered) lease_unlink(p, idx, s);
+            if (p->ordered) lease_unlink(p, s);
             leased_dec(p);
             p->leased_disposed++;
             was_leased = true;

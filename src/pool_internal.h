@@ -75,12 +75,15 @@ static inline uint32_t lease_index(uint32_t link) {
 }
 
 
-/* The slot a lease-list link names, the ends' slot for SP__NIL's. */
-static inline sp__oslot *lease_at(const sp_pool *p, uint32_t link) {
+/* The slot a lease-list link names in the slot array `slots`, the ends' slot for SP__NIL's. */
+static inline sp__oslot *lease_slot(unsigned char *slots, uint32_t link) {
     int32_t signed_link;
     memcpy(&signed_link, &link, sizeof signed_link); /* the same bits: SP__NIL's is -8 */
-    return (sp__oslot *)(void *)(p->slots + (ptrdiff_t)signed_link * 2);
+    return (sp__oslot *)(void *)(slots + (ptrdiff_t)signed_link * 2);
 }
+
+
+static inline sp__oslot *lease_at(const sp_pool *p, uint32_t link) { return lease_slot(p->slots, link); }
 
 
 /* The lease list's links of leased member idx (ordered pools only), as indices: the previous
@@ -259,7 +262,7 @@ static inline uint32_t lease_tail(const sp_pool *p) {
 
 
 /* An empty lease list: the ends' slot links to itself. Where an ordered pool's slots first
-   exist. */
+   exist (sp__slots_init). */
 static inline void lease_ends_init(sp_pool *p) {
     sp__oslot *e = lease_ends(p);
     e->s.next = e->prev8 = lease_link(SP__NIL);
@@ -280,8 +283,7 @@ static inline void lease_append(sp_pool *p, uint32_t link, sp__slot *s) {
 }
 
 
-static inline void lease_unlink(sp_pool *p, uint32_t idx, const sp__slot *s) {
-    (void)idx;
+static inline void lease_unlink(sp_pool *p, const sp__slot *s) {
     uint32_t prev8 = ((const sp__oslot *)(const void *)s)->prev8, next8 = s->next;
     lease_at(p, prev8)->s.next = next8;
     lease_at(p, next8)->prev8 = prev8;

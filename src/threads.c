@@ -155,6 +155,15 @@ void sp__ts_depot_visit(sp_pool *p, sp__tcache *c) {
     if ((uint64_t)ts->mag_size * 2u <= limit) ts->mag_size *= 2u;
 }
 
+/* Empties magazine m onto the front of the free list at *head. */
+static void mag_empty_onto(sp_pool *p, sp__mag *m, uint32_t *head) {
+    while (m->n > 0) {
+        uint32_t idx = sp__mentry_idx(&m->e[--m->n]);
+        slot_at(p, idx)->next = *head;
+        *head = idx;
+    }
+}
+
 /* A magazine goes back to the depot (under the lock): whole if full, else its members to the
    loose list. */
 static void mag_return(sp_pool *p, sp__mag *m) {
@@ -165,11 +174,7 @@ static void mag_return(sp_pool *p, sp__mag *m) {
         ts->full = m;
         return;
     }
-    while (m->n > 0) {
-        uint32_t idx = sp__mentry_idx(&m->e[--m->n]);
-        slot_at(p, idx)->next = ts->free_head;
-        ts->free_head = idx;
-    }
+    mag_empty_onto(p, m, &ts->free_head);
     sp__ts_mag_put_empty(p, m);
 }
 
@@ -496,11 +501,7 @@ void sp__ts_note_peak(sp_pool *p) {
 
 /* The members of a magazine join the plain free list. */
 static void mag_drain(sp_pool *p, sp__mag *m) {
-    while (m && m->n > 0) {
-        uint32_t idx = sp__mentry_idx(&m->e[--m->n]);
-        slot_at(p, idx)->next = p->free_head;
-        p->free_head = idx;
-    }
+    if (m) mag_empty_onto(p, m, &p->free_head);
 }
 
 /* Moves every member of the list at *from onto the front of the list at *to (order does not
