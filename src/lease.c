@@ -550,9 +550,6 @@ static SP__NOINLINE sp_result release_other(sp_pool *pool, void *item) {
     if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
     uint32_t idx = index_of(pool, item);
     if (SP__UNLIKELY(idx == SP__NIL)) return release_refused(pool, idx, item);
-    /* The free list hands this member out next: start fetching its line for the caller's
-       writes now, in parallel with the slot's. */
-    SP__PREFETCH_W(item);
     if (!pool->plain_release) return release_hookless(pool, idx, item, false);
     return release_hookless(pool, idx, item, true);
 }
@@ -628,7 +625,6 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
 
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return release_other(pool, item); /* same arguments: no moves */
-    SP__PREFETCH_W(item); /* see release_other (a prefetch never faults, whatever item is) */
     /* index_of without its SP__NIL answer, against top_plain: a hit is a plain pool's member of
        the top range and goes straight to the plain path. The check is exact (item is the start
        of member q), so NULL never passes it. From here on only q is kept, not item: the
@@ -636,12 +632,16 @@ sp_result sp_release(sp_pool *pool, void *item) {
     uint64_t q = member_number(pool, pool->top_items, (uintptr_t)item);
     if (SP__UNLIKELY(q >= pool->top_plain)) return release_unmatched(pool, q);
     uint64_t idx = pool->top_first + q; /* below SP__SLOT_LIMIT: no truncation below */
-    sp__slot *s = (sp__slot *)(void *)pool->slots + idx;
+    /* The slot addressed in each access (SP__OPAQUE, as in acquire_plain): no address register */
+    sp__slot *slots = (sp__slot *)(void *)pool->slots;
     uint32_t word;
-    if (SP__UNLIKELY(!releasable(s->word, &word))) return release_plain_refused(pool, idx);
+    SP__OPAQUE(idx);
+    if (SP__UNLIKELY(!releasable(slots[idx].word, &word))) return release_plain_refused(pool, idx);
     leased_dec(pool);
-    s->word = word; /* next life, now free */
-    free_push(pool, (uint32_t)idx, s);
+    SP__OPAQUE(idx);
+    slots[idx].word = word; /* next life, now free */
+    SP__OPAQUE(idx);
+    free_push(pool, (uint32_t)idx, &slots[idx]);
     DBG_FREED(pool, (uint32_t)idx, item);
     return SP_OK;
 }

@@ -27,9 +27,7 @@
 #  define SP__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #  define SP__NOINLINE __attribute__((noinline))
 #  define SP__PRINTF(f, a) __attribute__((format(printf, f, a)))
-#  define SP__PREFETCH_W(addr) __builtin_prefetch((addr), 1)
 #else
-#  define SP__PREFETCH_W(addr) ((void)(addr))
 #  define SP__LIKELY(x) (x)
 #  define SP__UNLIKELY(x) (x)
 #  define SP__NOINLINE
