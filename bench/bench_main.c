@@ -51,7 +51,8 @@ typedef struct bench_params {
     size_t ns[8], n_count;
     size_t sizes[8], size_count;
     const char *impls;    /* comma list, or NULL for all */
-    const char *rows_of;  /* print only this implementation's rows (NULL: every one's) */
+    const char *rows_of;  /* print only this implementation's rows and those of beside[] (NULL:
+                             every one's) */
     const char *datadir;  /* where the frame workload writes its distribution */
 } bench_params;
 
@@ -83,9 +84,22 @@ static inline size_t rng_below(uint64_t *s, size_t n) {
     return (size_t)(((rng_next(s) >> 32) * (uint64_t)n) >> 32);
 }
 
+/* With rows_of set (jemalloc's process), these implementations' rows are printed too, named
+   "<impl>@<rows_of>": spawnpool and the floors measured in the same process, interleaved with
+   it, so that spreport judges the peer against them and not against the main process's rows,
+   which ran at another time (two processes minutes apart differed by up to 1.8x at churn 1M). */
+static const char *const beside[] = {"spawnpool", "freelist", "checked_side", "checked_bits"};
+
 static void emit(const char *workload, size_t n, size_t item_size, const char *impl,
                  const char *metric, double value, const char *unit) {
-    if (params.rows_of != NULL && strcmp(impl, params.rows_of) != 0) return;
+    char tagged[64];
+    if (params.rows_of != NULL && strcmp(impl, params.rows_of) != 0) {
+        size_t i = 0;
+        while (i < sizeof beside / sizeof beside[0] && strcmp(impl, beside[i]) != 0) i++;
+        if (i == sizeof beside / sizeof beside[0]) return;
+        snprintf(tagged, sizeof tagged, "%s@%s", impl, params.rows_of);
+        impl = tagged;
+    }
     printf("%s,%zu,%zu,%s,%s,%.4f,%s\n", workload, n, item_size, impl, metric, value, unit);
     fflush(stdout);
 }
@@ -1070,8 +1084,9 @@ int main(int argc, char **argv) {
        part of what each one is measured under. Alone, jemalloc started every segment with its
        own members in the cache (churn 64k 16 B: 8 ns a pair alone, 32-38 ns in company, where
        the free list takes 11-12). So that process runs the usual set with jemalloc in glibc's
-       place (malloc is jemalloc's there) and prints jemalloc's rows only. Elsewhere it runs
-       alone: memory counts bytes, and the threads workloads run one implementation at a time. */
+       place (malloc is jemalloc's there) and prints jemalloc's rows, and those of spawnpool and
+       the floors tagged "@jemalloc" (emit). Elsewhere it runs alone: memory counts bytes, and
+       the threads workloads run one implementation at a time. */
     const bench_impl *jemalloc_only[1];
     const bench_impl *company[32];
     if (params.impls != NULL && strcmp(params.impls, "jemalloc") == 0) {
