@@ -366,11 +366,14 @@ static void time_target(FILE *md, const char *target, const char *peer, bool spe
     char detail[640];
     /* A peer that ran in a process of its own (jemalloc) is judged against the rows of that
        process, "<impl>@<peer>", when the run has them (see emit in bench_main.c). */
-    char subject[64];
-    snprintf(subject, sizeof subject, "spawnpool@%s", peer);
-    bool apart = any_rows(subject);
-    const char *tag = apart ? subject + strlen("spawnpool") : "";
+    char tag[48], subject[64];
+    snprintf(tag, sizeof tag, "@%s", peer);
     snprintf(subject, sizeof subject, "spawnpool%s", tag);
+    bool apart = any_rows(subject);
+    if (!apart) {
+        tag[0] = '\0';
+        snprintf(subject, sizeof subject, "spawnpool");
+    }
     bool have = worst_ratio(subject, peer, speedup, limit, "ns_per_op_min", &w);
     worst_ratio(subject, peer, speedup, limit, "ns_per_op_median", &m);
     int len = snprintf(detail, sizeof detail,
