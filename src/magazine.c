@@ -52,7 +52,7 @@ static void *ts_item_at(const sp_pool *p, uint32_t idx) {
 /* A magazine member's address outside the lock: the fast range's by arithmetic, any other's
    from the published ranges. */
 static void *ts_member(const sp_pool *p, uint32_t idx) {
-    if (idx < SP__LOAD_RELAXED(&p->ts_fast_count)) return (void *)(p->top_items + (uintptr_t)idx * p->stride);
+    if (idx < SP__TS_FAST_COUNT(p)) return (void *)(p->top_items + (uintptr_t)idx * p->stride);
     return ts_item_at(p, idx);
 }
 
@@ -417,7 +417,7 @@ void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
 void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h) {
     uint64_t d = h.id - p->ts_tag_bits;
     uint64_t idx = d & (((uint64_t)1 << (SP__SLOT_BITS + SP__TAG_BITS)) - 1u); /* see the header */
-    if (SP__LIKELY(idx < SP__LOAD_RELAXED(&p->ts_fast_count))) {
+    if (SP__LIKELY(idx < SP__TS_FAST_COUNT(p))) {
         uint32_t word = SP__LOAD(&((const sp__slot *)(const void *)p->slots + idx)->word);
         uint64_t diff = (uint64_t)word - (d >> 32); /* (d >> 32: the life's leased word) */
         if ((diff & ~(uint64_t)(SP__BUSY | SP__RELEASING)) == 0)

@@ -42,7 +42,7 @@
 #define SP__TS(p) SP__UNLIKELY((p)->ts != NULL && !(p)->ts_view)
 
 /* A thread-safe pool's fast range's member count (published: see sp__ts), 0 for any other pool
-   and in a window; release_unmatched's dispatch. */
+   and in a window: how release_unmatched's dispatch and the magazines read it outside the lock. */
 #if SP__HAVE_THREADS
 #  define SP__TS_FAST_COUNT(p) __atomic_load_n(&(p)->ts_fast_count, __ATOMIC_RELAXED)
 #else
@@ -84,7 +84,7 @@ SP__STATIC_ASSERT(offsetof(sp__mag, e) == offsetof(sp__mag, guard) + sizeof(sp__
                   "the guard must sit where e[-1] would");
 
 static inline void sp__mentry_set(const sp_pool *p, sp__mentry *e, uint32_t idx) {
-    *e = idx < SP__LOAD_RELAXED(&p->ts_fast_count) ? idx : idx | SP__MENTRY_FAR;
+    *e = idx < SP__TS_FAST_COUNT(p) ? idx : idx | SP__MENTRY_FAR;
 }
 
 static inline uint32_t sp__mentry_idx(const sp__mentry *e) { return *e & ~SP__MENTRY_FAR; }
