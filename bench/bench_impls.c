@@ -259,6 +259,57 @@ static void checked_bits_close(void *state) {
     free(b);
 }
 
+/* checked_gen: checked_bits plus what generational handles need at the least, a 4-byte life a
+   member, moved on at every release (a read-modify-write: a life is exact only if it only ever
+   grows, so the next one is computed from the last). It measures what checked_bits' comment
+   says: that a per-member word written every lease brings the second cold line back, whatever
+   holds the lease state (spawnpool, checked_side and this one all write one). */
+typedef struct checked_gen {
+    checked_bits bits;
+    uint32_t *life; /* life[i]: member i's life, one more at each release */
+} checked_gen;
+
+static bool checked_gen_open(void **state, size_t item_size, size_t capacity) {
+    void *bits;
+    if (!checked_bits_open(&bits, item_size, capacity)) return false;
+    checked_gen *g = calloc(1, sizeof *g);
+    uint32_t *life = calloc(capacity, sizeof *life);
+    if (g == NULL || life == NULL) {
+        free(g);
+        free(life);
+        checked_bits_close(bits);
+        return false;
+    }
+    g->bits = *(checked_bits *)bits;
+    free(bits);
+    g->life = life;
+    *state = g;
+    return true;
+}
+static void *checked_gen_acquire(void *state) { return checked_bits_acquire(&((checked_gen *)state)->bits); }
+static void checked_gen_release(void *state, void *item) {
+    checked_gen *g = state;
+    checked_bits *b = &g->bits;
+    size_t i = checked_index(&b->fl, item);
+    uint64_t bit = (uint64_t)1 << (i % 64u);
+    if (i >= b->fl.count || !(b->leased[i / 64u] & bit)) { /* foreign, interior, or a double release */
+        b->fl.refused++;
+        return;
+    }
+    b->leased[i / 64u] &= ~bit;
+    g->life[i]++;
+    b->free_ix[b->free_count++] = (uint32_t)i;
+}
+static void checked_gen_close(void *state) {
+    checked_gen *g = state;
+    if (g->bits.fl.refused) fprintf(stderr, "spbench: checked_gen refused %zu releases\n", g->bits.fl.refused);
+    free(g->bits.fl.items);
+    free(g->bits.leased);
+    free(g->bits.free_ix);
+    free(g->life);
+    free(g);
+}
+
 /* ---------------------------------------------------------------------------------------------
    spawnpool: DROP without hooks, RECLAIM, and DROP taking a handle on every acquisition.
    ------------------------------------------------------------------------------------------ */
@@ -457,6 +508,8 @@ static const bench_impl impl_checked_side = {"checked_side", checked_side_open, 
                                              checked_side_acquire, checked_side_release, NULL};
 static const bench_impl impl_checked_bits = {"checked_bits", checked_bits_open, checked_bits_close,
                                              checked_bits_acquire, checked_bits_release, NULL};
+static const bench_impl impl_checked_gen = {"checked_gen", checked_gen_open, checked_gen_close,
+                                            checked_gen_acquire, checked_gen_release, NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
                                       boost_release, NULL};
 static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,
@@ -472,7 +525,7 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
 
 static const bench_impl *const all_impls[] = {
     &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_checked_bits, &impl_boost,
+    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_checked_bits, &impl_checked_gen, &impl_boost,
     &impl_gslice,    &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
 };
 

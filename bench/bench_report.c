@@ -33,7 +33,7 @@ static size_t row_count;
 static const char *const impl_order[] = {
     "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "spawnpool_iter",
     "freelist",
-    "checked_header", "checked_side", "checked_bits", "array_order",
+    "checked_header", "checked_side", "checked_bits", "checked_gen", "array_order",
     "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc", "sp_dense",
 };
 enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
@@ -384,7 +384,7 @@ static void time_target(FILE *md, const char *target, const char *peer, bool spe
     /* Against a peer, what the floors and the other checked layout do on the same cells: a
        cell that the bare free list misses too is out of any pool's reach; one that a checked
        layout makes is within a checked pool's. */
-    static const char *const floors[] = {"freelist", "checked_side", "checked_bits"};
+    static const char *const floors[] = {"freelist", "checked_side", "checked_bits", "checked_gen"};
     for (size_t i = 0; speedup && i < sizeof floors / sizeof floors[0]; i++) {
         worst_cell f;
         char floor[64];
@@ -585,6 +585,7 @@ static const char *impl_legend(const char *impl) {
         {"checked_header", "free list checking releases, header (floor)"},
         {"checked_side", "free list checking releases, side array (floor)"},
         {"checked_bits", "checked, state bitmap and index stack"},
+        {"checked_gen", "checked_bits with a life a member"},
         {"array_order", "array in acquisition order (O(n) removal)"},
     };
     for (size_t i = 0; i < sizeof legends / sizeof legends[0]; i++)
@@ -604,6 +605,7 @@ static void plot_clause(FILE *gp, bool first, const char *file, size_t column, c
         {"spawnpool_handles", "#e377c2", 3, 1}, {"spawnpool_next", "#ff7f0e", 3, 1},
         {"freelist", "#000000", 3, 2},       {"checked_header", "#1f4e9c", 2, 4},
         {"checked_side", "#1f77b4", 3, 1},   {"checked_bits", "#17becf", 2, 2},
+        {"checked_gen", "#9edae5", 2, 3},
         {"array_order", "#555555", 2, 3},
         {"boost_pool", "#b5c9dd", 1, 1},     {"gslice", "#b9e2e6", 1, 1},
         {"glibc", "#bfe0bf", 1, 1},          {"mimalloc", "#d5c8e3", 1, 1},
@@ -817,8 +819,10 @@ int main(int argc, char **argv) {
             "releases (a state word in a header before each member, or in an array beside the "
             "members, as spawnpool keeps it); `checked_bits` the same checks with the state "
             "in a bitmap (a bit a member) and the free members in a stack of their indexes, so "
-            "that a pair reaches one cold line, the member's, and no other (no handles: a "
-            "generation a member would bring the second line back).\n"
+            "that a pair reaches one cold line, the member's, and no other (no handles); "
+            "`checked_gen` checked_bits plus a 4-byte life a member moved on at each release, "
+            "the least that exact generational handles write (it brings the second line "
+            "back).\n"
             "- `array_order`: the reclaim workload's reference, an array of members kept in "
             "acquisition order, whose oldest is removed by shifting the rest (O(n)); the way a "
             "naive reclaim-oldest pool does it.\n"
