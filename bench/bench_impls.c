@@ -201,7 +201,7 @@ static void checked_release(void *state, void *item) {
    a release writes the stack's top, not the member nor a word beside it, so a member's bytes are
    untouched while it is free (as a pool that builds members once must keep them) and the pair
    reaches one cold line, the member's, where the side array adds a second. No handles: a
-   generation per member would bring the second line back to every pool that hands them out. */
+   generation per member brings the second line back (checked_gen measures it). */
 typedef struct checked_bits {
     checked_fl fl;     /* items, stride, count, rot, inv, refused (head and side unused) */
     uint64_t *leased;  /* bit i: member i is leased */
@@ -239,24 +239,33 @@ static void *checked_bits_acquire(void *state) {
     b->leased[i / 64u] |= (uint64_t)1 << (i % 64u);
     return b->fl.items + (size_t)i * b->fl.stride;
 }
-static void checked_bits_release(void *state, void *item) {
-    checked_bits *b = state;
+/* The release's check and unlease: false when refused (foreign, interior, or a double release;
+   counted), else true with the member's index in *index. */
+static inline bool checked_bits_unlease(checked_bits *b, const void *item, size_t *index) {
     size_t i = checked_index(&b->fl, item);
     uint64_t bit = (uint64_t)1 << (i % 64u);
-    if (i >= b->fl.count || !(b->leased[i / 64u] & bit)) { /* foreign, interior, or a double release */
+    if (i >= b->fl.count || !(b->leased[i / 64u] & bit)) {
         b->fl.refused++;
-        return;
+        return false;
     }
     b->leased[i / 64u] &= ~bit;
-    b->free_ix[b->free_count++] = (uint32_t)i;
+    *index = i;
+    return true;
 }
-static void checked_bits_close(void *state) {
+static void checked_bits_release(void *state, void *item) {
     checked_bits *b = state;
-    if (b->fl.refused) fprintf(stderr, "spbench: checked_bits refused %zu releases\n", b->fl.refused);
+    size_t i;
+    if (checked_bits_unlease(b, item, &i)) b->free_ix[b->free_count++] = (uint32_t)i;
+}
+static void checked_bits_fini(checked_bits *b, const char *name) {
+    if (b->fl.refused) fprintf(stderr, "spbench: %s refused %zu releases\n", name, b->fl.refused);
     free(b->fl.items);
     free(b->leased);
     free(b->free_ix);
-    free(b);
+}
+static void checked_bits_close(void *state) {
+    checked_bits_fini(state, "checked_bits");
+    free(state);
 }
 
 /* checked_gen: checked_bits plus what generational handles need at the least, a 4-byte life a
@@ -289,23 +298,14 @@ static bool checked_gen_open(void **state, size_t item_size, size_t capacity) {
 static void *checked_gen_acquire(void *state) { return checked_bits_acquire(&((checked_gen *)state)->bits); }
 static void checked_gen_release(void *state, void *item) {
     checked_gen *g = state;
-    checked_bits *b = &g->bits;
-    size_t i = checked_index(&b->fl, item);
-    uint64_t bit = (uint64_t)1 << (i % 64u);
-    if (i >= b->fl.count || !(b->leased[i / 64u] & bit)) { /* foreign, interior, or a double release */
-        b->fl.refused++;
-        return;
-    }
-    b->leased[i / 64u] &= ~bit;
+    size_t i;
+    if (!checked_bits_unlease(&g->bits, item, &i)) return;
     g->life[i]++;
-    b->free_ix[b->free_count++] = (uint32_t)i;
+    g->bits.free_ix[g->bits.free_count++] = (uint32_t)i;
 }
 static void checked_gen_close(void *state) {
     checked_gen *g = state;
-    if (g->bits.fl.refused) fprintf(stderr, "spbench: checked_gen refused %zu releases\n", g->bits.fl.refused);
-    free(g->bits.fl.items);
-    free(g->bits.leased);
-    free(g->bits.free_ix);
+    checked_bits_fini(&g->bits, "checked_gen");
     free(g->life);
     free(g);
 }
