@@ -310,6 +310,78 @@ static void checked_gen_close(void *state) {
     free(g);
 }
 
+/* checked_dense: the hot path of a layout spawnpool could take (docs/performance.md, Peers): the
+   same exact checks with a state byte a member and the free members in an index stack, whose
+   top is also the free count, so leased and peak need no counter of their own (peak is the
+   stack's low water); `acquired` counted as spawnpool counts it. A life a member would be moved
+   only when a lease that was given a handle ends (a state bit, and the release's slow path),
+   so a plain pair writes no per-member word at a random place but the state byte. No lives
+   here: plain leases never touch them. 4-byte stack entries (3 would do below 2^24 members). */
+typedef struct checked_dense {
+    checked_fl fl;     /* items, stride, count, rot, inv, refused (head and side unused) */
+    uint8_t *state;    /* state[i]: DENSE_LEASED while member i is leased (plainly) */
+    uint32_t *free_ix; /* the free members' indexes; the top is the next to go */
+    size_t free_count; /* the stack's top */
+    size_t free_low;   /* its low water: peak leased = count - free_low */
+    uint64_t acquired;
+} checked_dense;
+
+enum { DENSE_FREE = 0, DENSE_LEASED = 1 };
+
+static bool checked_dense_open(void **state, size_t item_size, size_t capacity) {
+    void *fl;
+    if (capacity > UINT32_MAX || !checked_open(&fl, item_size, capacity, true)) return false;
+    checked_dense *z = calloc(1, sizeof *z);
+    uint8_t *states = calloc(capacity, 1);
+    uint32_t *free_ix = malloc(capacity * sizeof *free_ix);
+    if (z == NULL || states == NULL || free_ix == NULL) {
+        free(z);
+        free(states);
+        free(free_ix);
+        checked_close(fl);
+        return false;
+    }
+    z->fl = *(checked_fl *)fl;
+    free(((checked_fl *)fl)->side);
+    free(fl);
+    z->fl.side = NULL;
+    z->state = states;
+    z->free_ix = free_ix;
+    for (size_t i = capacity; i-- > 0;) free_ix[z->free_count++] = (uint32_t)i; /* lowest first */
+    z->free_low = z->free_count;
+    *state = z;
+    return true;
+}
+static void *checked_dense_acquire(void *state) {
+    checked_dense *z = state;
+    size_t top = z->free_count;
+    if (top == 0) return NULL;
+    uint32_t i = z->free_ix[--top];
+    z->free_count = top;
+    if (top < z->free_low) z->free_low = top;
+    z->acquired++;
+    z->state[i] = DENSE_LEASED;
+    return z->fl.items + (size_t)i * z->fl.stride;
+}
+static void checked_dense_release(void *state, void *item) {
+    checked_dense *z = state;
+    size_t i = checked_index(&z->fl, item);
+    if (i >= z->fl.count || z->state[i] != DENSE_LEASED) { /* foreign, interior, or a double release */
+        z->fl.refused++;
+        return;
+    }
+    z->state[i] = DENSE_FREE;
+    z->free_ix[z->free_count++] = (uint32_t)i;
+}
+static void checked_dense_close(void *state) {
+    checked_dense *z = state;
+    if (z->fl.refused) fprintf(stderr, "spbench: checked_dense refused %zu releases\n", z->fl.refused);
+    free(z->fl.items);
+    free(z->state);
+    free(z->free_ix);
+    free(z);
+}
+
 /* ---------------------------------------------------------------------------------------------
    spawnpool: DROP without hooks, RECLAIM, and DROP taking a handle on every acquisition.
    ------------------------------------------------------------------------------------------ */
@@ -510,6 +582,8 @@ static const bench_impl impl_checked_bits = {"checked_bits", checked_bits_open, 
                                              checked_bits_acquire, checked_bits_release, NULL};
 static const bench_impl impl_checked_gen = {"checked_gen", checked_gen_open, checked_gen_close,
                                             checked_gen_acquire, checked_gen_release, NULL};
+static const bench_impl impl_checked_dense = {"checked_dense", checked_dense_open, checked_dense_close,
+                                              checked_dense_acquire, checked_dense_release, NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
                                       boost_release, NULL};
 static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,
@@ -525,7 +599,7 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
 
 static const bench_impl *const all_impls[] = {
     &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_checked_bits, &impl_checked_gen, &impl_boost,
+    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_checked_bits, &impl_checked_gen, &impl_checked_dense, &impl_boost,
     &impl_gslice,    &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
 };
 

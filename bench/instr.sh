@@ -35,6 +35,7 @@ toggles_of() { # the two functions that are one implementation's acquire and rel
     spawnpool*) echo "sp_acquire sp_release" ;;
     checked_side) echo "checked_side_acquire checked_side_release" ;;
     checked_bits) echo "checked_bits_acquire checked_bits_release" ;;
+    checked_dense) echo "checked_dense_acquire checked_dense_release" ;;
     freelist) echo "fl_acquire fl_release" ;;
   esac
 }
@@ -80,7 +81,7 @@ run() {
   }' >> "$csv"
 }
 
-impls=(spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits freelist)
+impls=(spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits checked_dense freelist)
 for impl in "${impls[@]}"; do
   t=$(toggles_of "$impl")
   run "lifo1k.$impl" instr_per_pair_lifo "$impl" 1000 0 "$t" -- lifo "$impl" "$k" 1000
