@@ -295,7 +295,9 @@ static bool checked_gen_open(void **state, size_t item_size, size_t capacity) {
     *state = g;
     return true;
 }
-static void *checked_gen_acquire(void *state) { return checked_bits_acquire(&((checked_gen *)state)->bits); }
+static void *checked_gen_acquire(void *state) {
+    return checked_bits_acquire(&((checked_gen *)state)->bits);
+}
 static void checked_gen_release(void *state, void *item) {
     checked_gen *g = state;
     size_t i;
@@ -366,7 +368,7 @@ static void *checked_dense_acquire(void *state) {
 static void checked_dense_release(void *state, void *item) {
     checked_dense *z = state;
     size_t i = checked_index(&z->fl, item);
-    if (i >= z->fl.count || z->state[i] != DENSE_LEASED) { /* foreign, interior, or a double release */
+    if (i >= z->fl.count || z->state[i] != DENSE_LEASED) { /* foreign, interior, double release */
         z->fl.refused++;
         return;
     }
@@ -375,7 +377,8 @@ static void checked_dense_release(void *state, void *item) {
 }
 static void checked_dense_close(void *state) {
     checked_dense *z = state;
-    if (z->fl.refused) fprintf(stderr, "spbench: checked_dense refused %zu releases\n", z->fl.refused);
+    if (z->fl.refused)
+        fprintf(stderr, "spbench: checked_dense refused %zu releases\n", z->fl.refused);
     free(z->fl.items);
     free(z->state);
     free(z->free_ix);
@@ -598,9 +601,10 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
                                          jemalloc_acquire, jemalloc_release, NULL};
 
 static const bench_impl *const all_impls[] = {
-    &impl_spawnpool, &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_spawnpool_iter, &impl_freelist,  &impl_checked_header,    &impl_checked_side,      &impl_checked_bits, &impl_checked_gen, &impl_checked_dense, &impl_boost,
-    &impl_gslice,    &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
+    &impl_spawnpool,     &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
+    &impl_spawnpool_iter, &impl_freelist,         &impl_checked_header,    &impl_checked_side,
+    &impl_checked_bits,  &impl_checked_gen,       &impl_checked_dense,     &impl_boost,
+    &impl_gslice,        &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
 };
 
 const bench_impl *const *bench_impls(size_t *count) {

@@ -10,9 +10,9 @@
     IMPL: spawnpool (the default pool, created the way users create it: initial = 0, grown by
     acquisition, 64-byte members, memory order, no hooks), spawnpool_ordered (the same in
     acquisition order), spawnpool_presized (initial = max = N: every member built at creation),
-    checked_side, checked_bits, checked_dense and freelist (bench_impls.c's checked free lists and the bare
-    one, the same code spbench times), spawnpool_ts (a thread-safe pool, once the library has
-    them: 0.4.0).
+    checked_side, checked_bits, checked_dense and freelist (bench_impls.c's checked free lists
+    and the bare one, the same code spbench times), spawnpool_ts (a thread-safe pool, once the
+    library has them: 0.4.0).
     lifo: bursts of N (default 1000) acquisitions released newest first, as spbench's lifo
     workload; churn: N live (default 1000), release a random one and acquire its replacement;
     pair: acquire one member and release it at once, with 500 of 1000 leased (the 0.2 rows).
