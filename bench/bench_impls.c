@@ -209,26 +209,44 @@ typedef struct checked_bits {
     size_t free_count;
 } checked_bits;
 
+/* The members and an index stack holding them all (the lowest index on top), for the checked
+   layouts that keep their state beside (checked_bits, checked_dense). False, nothing kept, when
+   memory runs out. */
+static bool checked_stack_open(checked_fl *fl, uint32_t **free_ix, size_t item_size,
+                               size_t capacity) {
+    void *c;
+    if (capacity > UINT32_MAX || !checked_open(&c, item_size, capacity, true)) return false;
+    uint32_t *ix = malloc(capacity * sizeof *ix);
+    if (ix == NULL) {
+        checked_close(c);
+        return false;
+    }
+    *fl = *(checked_fl *)c;
+    free(fl->side);
+    free(c);
+    fl->side = NULL;
+    for (size_t i = 0; i < capacity; i++) ix[i] = (uint32_t)(capacity - 1u - i);
+    *free_ix = ix;
+    return true;
+}
+
 static bool checked_bits_open(void **state, size_t item_size, size_t capacity) {
-    void *fl;
-    if (capacity > UINT32_MAX || !checked_open(&fl, item_size, capacity, true)) return false;
+    checked_fl fl;
+    uint32_t *free_ix;
+    if (!checked_stack_open(&fl, &free_ix, item_size, capacity)) return false;
     checked_bits *b = calloc(1, sizeof *b);
     uint64_t *leased = calloc((capacity + 63u) / 64u, sizeof *leased);
-    uint32_t *free_ix = malloc(capacity * sizeof *free_ix);
-    if (b == NULL || leased == NULL || free_ix == NULL) {
+    if (b == NULL || leased == NULL) {
         free(b);
         free(leased);
         free(free_ix);
-        checked_close(fl);
+        free(fl.items);
         return false;
     }
-    b->fl = *(checked_fl *)fl;
-    free(((checked_fl *)fl)->side);
-    free(fl);
-    b->fl.side = NULL;
+    b->fl = fl;
     b->leased = leased;
     b->free_ix = free_ix;
-    for (size_t i = capacity; i-- > 0;) free_ix[b->free_count++] = (uint32_t)i; /* lowest first */
+    b->free_count = capacity;
     *state = b;
     return true;
 }
@@ -331,26 +349,22 @@ typedef struct checked_dense {
 enum { DENSE_FREE = 0, DENSE_LEASED = 1 };
 
 static bool checked_dense_open(void **state, size_t item_size, size_t capacity) {
-    void *fl;
-    if (capacity > UINT32_MAX || !checked_open(&fl, item_size, capacity, true)) return false;
+    checked_fl fl;
+    uint32_t *free_ix;
+    if (!checked_stack_open(&fl, &free_ix, item_size, capacity)) return false;
     checked_dense *z = calloc(1, sizeof *z);
     uint8_t *states = calloc(capacity, 1);
-    uint32_t *free_ix = malloc(capacity * sizeof *free_ix);
-    if (z == NULL || states == NULL || free_ix == NULL) {
+    if (z == NULL || states == NULL) {
         free(z);
         free(states);
         free(free_ix);
-        checked_close(fl);
+        free(fl.items);
         return false;
     }
-    z->fl = *(checked_fl *)fl;
-    free(((checked_fl *)fl)->side);
-    free(fl);
-    z->fl.side = NULL;
+    z->fl = fl;
     z->state = states;
     z->free_ix = free_ix;
-    for (size_t i = capacity; i-- > 0;) free_ix[z->free_count++] = (uint32_t)i; /* lowest first */
-    z->free_low = z->free_count;
+    z->free_count = z->free_low = capacity;
     *state = z;
     return true;
 }

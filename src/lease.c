@@ -297,7 +297,9 @@ void *sp__acquire_slow(sp_pool *p, const void *arg, bool force) { return acquire
 
 
 /* The slot of a member of an acquisition-order pool from its lease-list link (lease_link: not
-   SP__NIL's), addressed as slots + 2 x link: what the hot paths' accesses scale in place. */
+   SP__NIL's), addressed as slots + 2 x link: what the hot paths' accesses scale in place.
+   lease_slot does the same for any link, SP__NIL's included, at the price of a sign extension
+   (one instruction a hot-path access); a member's own link is never SP__NIL's. */
 static inline sp__oslot *oslot_by_link(unsigned char *slots, uintptr_t link) {
     return (sp__oslot *)(void *)(slots + link * 2u);
 }
