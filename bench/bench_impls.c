@@ -399,6 +399,130 @@ static void checked_dense_close(void *state) {
     free(z);
 }
 
+/* checked_plan and checked_plan_byte: the hot path of the layout docs/performance.md proposed
+   for spawnpool, whole, in its two widths of state. Plain leases keep their state in a map beside
+   the members (checked_plan: one bit a member; checked_plan_byte: one byte), set while the member
+   is leased plainly; a lease given a handle, or on which a hook runs, would have it clear and
+   its state in a 4-byte word a member that plain pairs never touch. The free members are a stack
+   of indexes whose top is the free count (checked_plan_byte's entries are 3 bytes, as 8 bytes a
+   member with the byte and the word need; checked_plan's 4, which favours it); the peak is its
+   low water, `acquired` is counted, and the pair makes spawnpool's own tests: a NULL pool, a miss
+   of the stack, a release outside the plain range. One code for both widths (`bits`, a constant
+   where inlined). */
+typedef struct checked_plan {
+    checked_fl fl;      /* items, stride, count, rot, inv, refused */
+    unsigned char *map; /* member i leased plainly: bit i % 64 of 64-bit word i / 64, or byte i */
+    unsigned char *stack; /* the free members' indexes, 4 or 3 bytes each; the top goes next */
+    uint32_t free_top;  /* the stack's top as a byte offset (free count x entry size): no scaling */
+    uint32_t free_low;  /* its low water: peak leased = capacity - free_low / entry size */
+    uint64_t acquired;
+    uint64_t top_plain; /* members below this release in the plain way */
+} checked_plan;
+
+static bool plan_open(void **state, size_t item_size, size_t capacity, bool bits) {
+    checked_fl fl;
+    uint32_t *free_ix;
+    if (!checked_stack_open(&fl, &free_ix, item_size, capacity)) return false;
+    if (!bits) { /* 3-byte entries, and one byte more for the 4-byte access to the last */
+        unsigned char *packed = capacity < (1u << 24) ? malloc(capacity * 3u + 1u) : NULL;
+        for (size_t k = 0; packed && k < capacity; k++) memcpy(packed + k * 3u, &free_ix[k], 3u);
+        free(free_ix);
+        free_ix = (uint32_t *)(void *)packed;
+    }
+    checked_plan *z = calloc(1, sizeof *z);
+    void *map = bits ? calloc((capacity + 63u) / 64u, sizeof(uint64_t)) : calloc(capacity, 1);
+    if (z == NULL || map == NULL || free_ix == NULL) {
+        free(z);
+        free(map);
+        free(free_ix);
+        free(fl.items);
+        return false;
+    }
+    z->fl = fl;
+    z->map = map;
+    z->stack = (unsigned char *)free_ix;
+    z->free_top = z->free_low = (uint32_t)capacity * (bits ? 4u : 3u);
+    z->top_plain = capacity;
+    *state = z;
+    return true;
+}
+static __attribute__((noinline)) void *plan_null(void) {
+    fprintf(stderr, "spbench: checked_plan: NULL pool\n");
+    return NULL;
+}
+static __attribute__((noinline)) void *plan_miss(checked_plan *z) {
+    (void)z;
+    return NULL;
+}
+static __attribute__((noinline)) void plan_refused(checked_plan *z) { z->fl.refused++; }
+static inline void *plan_acquire(void *state, bool bits) {
+    checked_plan *z = state;
+    if (z == NULL) return plan_null();
+    uint32_t top = z->free_top;
+    if (top == 0) return plan_miss(z);
+    top -= bits ? 4u : 3u;
+    uint32_t i;
+    memcpy(&i, z->stack + top, 4u);
+    if (!bits) i &= 0xffffffu;
+    z->free_top = top;
+    if (top < z->free_low) z->free_low = top;
+    z->acquired++;
+    if (bits)
+        ((uint64_t *)(void *)z->map)[i / 64u] |= (uint64_t)1 << (i % 64u);
+    else
+        z->map[i] = 1u;
+    return z->fl.items + (size_t)i * z->fl.stride;
+}
+static inline void plan_release(void *state, void *item, bool bits) {
+    checked_plan *z = state;
+    if (z == NULL) {
+        plan_null();
+        return;
+    }
+    uint64_t off = (uint64_t)((uintptr_t)item - (uintptr_t)z->fl.items);
+    uint64_t q = ((off >> z->fl.rot) | (off << ((64u - z->fl.rot) & 63u))) * z->fl.inv;
+    if (q >= z->top_plain) {
+        plan_refused(z);
+        return;
+    }
+    if (bits) {
+        uint64_t *w = (uint64_t *)(void *)z->map + q / 64u, m = *w, bit = (uint64_t)1 << (q % 64u);
+        if (!(m & bit)) { /* not leased plainly: the slow path */
+            plan_refused(z);
+            return;
+        }
+        *w = m & ~bit;
+    } else {
+        if (z->map[q] != 1u) {
+            plan_refused(z);
+            return;
+        }
+        z->map[q] = 0u;
+    }
+    uint32_t top = z->free_top, e = (uint32_t)q;
+    memcpy(z->stack + top, &e, 4u); /* (3-byte entries: its fourth byte is above the top) */
+    z->free_top = top + (bits ? 4u : 3u);
+}
+static void checked_plan_close(void *state) {
+    checked_plan *z = state;
+    if (z->fl.refused)
+        fprintf(stderr, "spbench: checked_plan refused %zu releases\n", z->fl.refused);
+    free(z->fl.items);
+    free(z->map);
+    free(z->stack);
+    free(z);
+}
+static bool checked_plan_open(void **state, size_t item_size, size_t capacity) {
+    return plan_open(state, item_size, capacity, true);
+}
+static void *checked_plan_acquire(void *state) { return plan_acquire(state, true); }
+static void checked_plan_release(void *state, void *item) { plan_release(state, item, true); }
+static bool checked_plan_byte_open(void **state, size_t item_size, size_t capacity) {
+    return plan_open(state, item_size, capacity, false);
+}
+static void *checked_plan_byte_acquire(void *state) { return plan_acquire(state, false); }
+static void checked_plan_byte_release(void *state, void *item) { plan_release(state, item, false); }
+
 /* ---------------------------------------------------------------------------------------------
    spawnpool: DROP without hooks, RECLAIM, and DROP taking a handle on every acquisition.
    ------------------------------------------------------------------------------------------ */
@@ -601,6 +725,11 @@ static const bench_impl impl_checked_gen = {"checked_gen", checked_gen_open, che
                                             checked_gen_acquire, checked_gen_release, NULL};
 static const bench_impl impl_checked_dense = {"checked_dense", checked_dense_open, checked_dense_close,
                                               checked_dense_acquire, checked_dense_release, NULL};
+static const bench_impl impl_checked_plan = {"checked_plan", checked_plan_open, checked_plan_close,
+                                             checked_plan_acquire, checked_plan_release, NULL};
+static const bench_impl impl_checked_plan_byte = {"checked_plan_byte", checked_plan_byte_open,
+                                                  checked_plan_close, checked_plan_byte_acquire,
+                                                  checked_plan_byte_release, NULL};
 static const bench_impl impl_boost = {"boost_pool", boost_open, boost_close, boost_acquire,
                                       boost_release, NULL};
 static const bench_impl impl_gslice = {"gslice", sized_open, sized_close, gslice_acquire,
@@ -615,10 +744,11 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
                                          jemalloc_acquire, jemalloc_release, NULL};
 
 static const bench_impl *const all_impls[] = {
-    &impl_spawnpool,     &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
-    &impl_spawnpool_iter, &impl_freelist,         &impl_checked_header,    &impl_checked_side,
-    &impl_checked_bits,  &impl_checked_gen,       &impl_checked_dense,     &impl_boost,
-    &impl_gslice,        &impl_glibc,             &impl_mimalloc,          &impl_tcmalloc,
+    &impl_spawnpool,      &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
+    &impl_spawnpool_iter, &impl_freelist,          &impl_checked_header,    &impl_checked_side,
+    &impl_checked_bits,   &impl_checked_gen,       &impl_checked_dense,     &impl_checked_plan,
+    &impl_checked_plan_byte, &impl_boost,          &impl_gslice,            &impl_glibc,
+    &impl_mimalloc,       &impl_tcmalloc,
 };
 
 const bench_impl *const *bench_impls(size_t *count) {

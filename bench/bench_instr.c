@@ -10,9 +10,9 @@
     IMPL: spawnpool (the default pool, created the way users create it: initial = 0, grown by
     acquisition, 64-byte members, memory order, no hooks), spawnpool_ordered (the same in
     acquisition order), spawnpool_presized (initial = max = N: every member built at creation),
-    checked_side, checked_bits, checked_dense and freelist (bench_impls.c's checked free lists
-    and the bare one, the same code spbench times), spawnpool_ts (a thread-safe pool, once the
-    library has them: 0.4.0).
+    checked_side, checked_bits, checked_dense, checked_plan, checked_plan_byte and freelist
+    (bench_impls.c's checked free lists and the bare one, the same code spbench times),
+    spawnpool_ts (a thread-safe pool, once the library has them: 0.4.0).
     lifo: bursts of N (default 1000) acquisitions released newest first, as spbench's lifo
     workload; churn: N live (default 1000), release a random one and acquire its replacement;
     pair: acquire one member and release it at once, with 500 of 1000 leased (the 0.2 rows).
@@ -99,9 +99,10 @@ static const bench_impl instr_impls[] = {
 static const bench_impl *find_impl(const char *name) {
     for (size_t i = 0; i < sizeof instr_impls / sizeof instr_impls[0]; i++)
         if (strcmp(instr_impls[i].name, name) == 0) return &instr_impls[i];
-    if (strcmp(name, "checked_side") == 0 || strcmp(name, "checked_bits") == 0 ||
-        strcmp(name, "checked_dense") == 0 || strcmp(name, "freelist") == 0)
-        return bench_impl_find(name);
+    static const char *const floors[] = {"checked_side", "checked_bits",      "checked_dense",
+                                         "checked_plan", "checked_plan_byte", "freelist"};
+    for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
+        if (strcmp(name, floors[i]) == 0) return bench_impl_find(name);
     return NULL;
 }
 
@@ -254,7 +255,8 @@ int main(int argc, char **argv) {
         "usage: spinstr lifo|churn|pair IMPL K [N]\n"
         "       spinstr resolve|resolve_inline|resolve_base|handles|reclaim K\n"
         "       spinstr has IMPL        (exit status 0 when this build has IMPL)\n"
-        "IMPL: spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits checked_dense freelist\n"
+        "IMPL: spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits\n"
+        "      checked_dense checked_plan checked_plan_byte freelist\n"
         "      spawnpool_ts (the thread-safe pool, from 0.4.0)\n";
     if (argc < 3) {
         fputs(usage, stderr);

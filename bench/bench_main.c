@@ -88,8 +88,9 @@ static inline size_t rng_below(uint64_t *s, size_t n) {
    "<impl>@<rows_of>": spawnpool and the floors measured in the same process, interleaved with
    it, so that spreport judges the peer against them and not against the main process's rows,
    which ran at another time (two processes minutes apart differed by up to 1.8x at churn 1M). */
-static const char *const beside[] = {"spawnpool",    "freelist",    "checked_side",
-                                     "checked_bits", "checked_gen", "checked_dense"};
+static const char *const beside[] = {"spawnpool",     "freelist",     "checked_side",
+                                     "checked_bits",  "checked_gen",  "checked_dense",
+                                     "checked_plan",  "checked_plan_byte"};
 
 static void emit(const char *workload, size_t n, size_t item_size, const char *impl,
                  const char *metric, double value, const char *unit) {
@@ -336,7 +337,7 @@ static const generic_workload generic_workloads[] = {
     {"fifo", true, false, fifo_segment, "spawnpool_next,spawnpool_iter"},
     {"iterate", true, true, iterate_segment,
      "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side,checked_bits,checked_gen,"
-     "checked_dense"},
+     "checked_dense,checked_plan,checked_plan_byte"},
 };
 
 /* Where the live array starts in its page in repeat r (warm-up: r = 0). The CPU matches a load

@@ -33,7 +33,8 @@ static size_t row_count;
 static const char *const impl_order[] = {
     "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "spawnpool_iter",
     "freelist",
-    "checked_header", "checked_side", "checked_bits", "checked_gen", "checked_dense", "array_order",
+    "checked_header", "checked_side", "checked_bits", "checked_gen", "checked_dense",
+    "checked_plan", "checked_plan_byte", "array_order",
     "boost_pool", "gslice", "glibc", "mimalloc", "tcmalloc", "jemalloc", "sp_dense",
 };
 enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
@@ -248,6 +249,8 @@ static const struct {
     {"checked_side", "free list checking releases (side array)"},
     {"checked_bits", "checked, state bitmap and index stack"},
     {"checked_dense", "checked, state byte, index stack, no counters of its own"},
+    {"checked_plan", "planned layout whole: state bit, 4-byte stack, counters, pool tests"},
+    {"checked_plan_byte", "the same with a state byte and a 3-byte stack (8 B a member)"},
     {"freelist", "bare free list"},
 };
 enum { INSTR_IMPLS = sizeof instr_impls / sizeof instr_impls[0] };
@@ -385,8 +388,9 @@ static void time_target(FILE *md, const char *target, const char *peer, bool spe
     /* Against a peer, what the floors and the other checked layout do on the same cells: a
        cell that the bare free list misses too is out of any pool's reach; one that a checked
        layout makes is within a checked pool's. */
-    static const char *const floors[] = {"freelist", "checked_side", "checked_bits", "checked_gen",
-                                         "checked_dense"};
+    static const char *const floors[] = {"freelist",     "checked_side", "checked_bits",
+                                         "checked_gen",  "checked_dense", "checked_plan",
+                                         "checked_plan_byte"};
     for (size_t i = 0; speedup && i < sizeof floors / sizeof floors[0]; i++) {
         worst_cell f;
         char floor[64];
@@ -588,7 +592,9 @@ static const char *impl_legend(const char *impl) {
         {"checked_side", "free list checking releases, side array (floor)"},
         {"checked_bits", "checked, state bitmap and index stack"},
         {"checked_gen", "checked_bits with a life a member"},
-        {"checked_dense", "checked, state byte and index stack (a layout spawnpool could take)"},
+        {"checked_dense", "checked, state byte and index stack"},
+        {"checked_plan", "planned layout: state bit, counters, pool tests"},
+        {"checked_plan_byte", "planned layout: state byte, counters, pool tests"},
         {"array_order", "array in acquisition order (O(n) removal)"},
     };
     for (size_t i = 0; i < sizeof legends / sizeof legends[0]; i++)
@@ -609,6 +615,7 @@ static void plot_clause(FILE *gp, bool first, const char *file, size_t column, c
         {"freelist", "#000000", 3, 2},       {"checked_header", "#1f4e9c", 2, 4},
         {"checked_side", "#1f77b4", 3, 1},   {"checked_bits", "#17becf", 2, 2},
         {"checked_gen", "#9edae5", 2, 3},     {"checked_dense", "#8c564b", 3, 2},
+        {"checked_plan", "#2ca02c", 3, 2},   {"checked_plan_byte", "#98df8a", 3, 1},
         {"array_order", "#555555", 2, 3},
         {"boost_pool", "#b5c9dd", 1, 1},     {"gslice", "#b9e2e6", 1, 1},
         {"glibc", "#bfe0bf", 1, 1},          {"mimalloc", "#d5c8e3", 1, 1},
@@ -825,9 +832,13 @@ int main(int argc, char **argv) {
             "that a pair reaches one cold line, the member's, and no other (no handles); "
             "`checked_gen` checked_bits plus a 4-byte life a member moved on at each release, "
             "the least that exact generational handles write (it brings the second line "
-            "back); `checked_dense` the hot path of a layout spawnpool could take: a state byte "
-            "a member, an index stack whose top is the free count (no counters of its own), "
-            "lives moved only for leases given a handle (docs/performance.md, Peers).\n"
+            "back); `checked_dense` a state byte a member and an index stack whose top is the "
+            "free count (no counters of its own); `checked_plan` and `checked_plan_byte` the "
+            "hot path of a layout spawnpool could take, whole: a state bit or byte a member "
+            "for plain leases (lives moved only for leases given a handle), an index stack "
+            "whose top is the free count, the peak as its low water, `acquired` counted, and "
+            "spawnpool's tests of a NULL pool, an empty stack and a release out of the plain "
+            "range (docs/performance.md, Peers).\n"
             "- `array_order`: the reclaim workload's reference, an array of members kept in "
             "acquisition order, whose oldest is removed by shifting the rest (O(n)); the way a "
             "naive reclaim-oldest pool does it.\n"

@@ -5,8 +5,8 @@
 # Every implementation runs the same loops in spinstr (bench/bench_instr.c): LIFO bursts of 1000,
 # random churn at 1k, 100k and 1M live, for the default pool (initial = 0, grown by acquisition,
 # 64-byte members, memory order, no hooks), the same pool in acquisition order, a pool built whole
-# at creation, and bench_impls.c's checked (checked_side, checked_bits) and bare (freelist) free
-# lists; then
+# at creation, and bench_impls.c's checked (checked_side, checked_bits, checked_dense, checked_plan,
+# checked_plan_byte) and bare (freelist) free lists; then
 # sp_resolve, sp_acquire_handle + sp_release and a saturated RECLAIM acquisition; and the pair
 # of a thread-safe pool on one thread (spawnpool_ts, from 0.4.0) beside the default pool's.
 # Each mode runs twice under callgrind, after a warm-up as long as the measurement:
@@ -36,6 +36,8 @@ toggles_of() { # the two functions that are one implementation's acquire and rel
     checked_side) echo "checked_side_acquire checked_side_release" ;;
     checked_bits) echo "checked_bits_acquire checked_bits_release" ;;
     checked_dense) echo "checked_dense_acquire checked_dense_release" ;;
+    checked_plan) echo "checked_plan_acquire checked_plan_release" ;;
+    checked_plan_byte) echo "checked_plan_byte_acquire checked_plan_byte_release" ;;
     freelist) echo "fl_acquire fl_release" ;;
   esac
 }
@@ -81,7 +83,8 @@ run() {
   }' >> "$csv"
 }
 
-impls=(spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits checked_dense freelist)
+impls=(spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits checked_dense
+       checked_plan checked_plan_byte freelist)
 for impl in "${impls[@]}"; do
   t=$(toggles_of "$impl")
   run "lifo1k.$impl" instr_per_pair_lifo "$impl" 1000 0 "$t" -- lifo "$impl" "$k" 1000
