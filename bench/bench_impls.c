@@ -417,14 +417,17 @@ typedef struct checked_plan {
     uint32_t free_low;  /* its low water: peak leased = capacity - free_low / entry size */
     uint64_t acquired;
     uint64_t top_plain; /* members below this release in the plain way */
+    bool bits;          /* which of the two */
 } checked_plan;
 
 static bool plan_open(void **state, size_t item_size, size_t capacity, bool bits) {
     checked_fl fl;
     uint32_t *free_ix;
-    if (!checked_stack_open(&fl, &free_ix, item_size, capacity)) return false;
+    /* below spawnpool's slot limit, 2^24, as 3-byte entries need (and 32-bit offsets) */
+    if (capacity >= (1u << 24) || !checked_stack_open(&fl, &free_ix, item_size, capacity))
+        return false;
     if (!bits) { /* 3-byte entries, and one byte more for the 4-byte access to the last */
-        unsigned char *packed = capacity < (1u << 24) ? malloc(capacity * 3u + 1u) : NULL;
+        unsigned char *packed = malloc(capacity * 3u + 1u);
         for (size_t k = 0; packed && k < capacity; k++) memcpy(packed + k * 3u, &free_ix[k], 3u);
         free(free_ix);
         free_ix = (uint32_t *)(void *)packed;
@@ -443,6 +446,7 @@ static bool plan_open(void **state, size_t item_size, size_t capacity, bool bits
     z->stack = (unsigned char *)free_ix;
     z->free_top = z->free_low = (uint32_t)capacity * (bits ? 4u : 3u);
     z->top_plain = capacity;
+    z->bits = bits;
     *state = z;
     return true;
 }
@@ -506,7 +510,8 @@ static inline void plan_release(void *state, void *item, bool bits) {
 static void checked_plan_close(void *state) {
     checked_plan *z = state;
     if (z->fl.refused)
-        fprintf(stderr, "spbench: checked_plan refused %zu releases\n", z->fl.refused);
+        fprintf(stderr, "spbench: %s refused %zu releases\n",
+                z->bits ? "checked_plan" : "checked_plan_byte", z->fl.refused);
     free(z->fl.items);
     free(z->map);
     free(z->stack);
