@@ -10,8 +10,8 @@
     IMPL: spawnpool (the default pool, created the way users create it: initial = 0, grown by
     acquisition, 64-byte members, memory order, no hooks), spawnpool_ordered (the same in
     acquisition order), spawnpool_presized (initial = max = N: every member built at creation),
-    checked_side, checked_bits, checked_dense, checked_plan, checked_plan_byte and freelist
-    (bench_impls.c's checked free lists and the bare one, the same code spbench times),
+    and the floors of bench_floors.h (bench_impls.c's checked free lists and the bare one,
+    the same code spbench times: make bench-instr counts those of bench/instr.sh),
     spawnpool_ts (a thread-safe pool, once the library has them: 0.4.0).
     lifo: bursts of N (default 1000) acquisitions released newest first, as spbench's lifo
     workload; churn: N live (default 1000), release a random one and acquire its replacement;
@@ -33,6 +33,7 @@
 #include <valgrind/callgrind.h>
 
 #include "bench.h"
+#include "bench_floors.h"
 
 enum { ITEM_SIZE = 64, LIVE = 1000 };
 
@@ -99,8 +100,7 @@ static const bench_impl instr_impls[] = {
 static const bench_impl *find_impl(const char *name) {
     for (size_t i = 0; i < sizeof instr_impls / sizeof instr_impls[0]; i++)
         if (strcmp(instr_impls[i].name, name) == 0) return &instr_impls[i];
-    static const char *const floors[] = {"checked_side", "checked_bits",      "checked_dense",
-                                         "checked_plan", "checked_plan_byte", "freelist"};
+    static const char *const floors[] = {BENCH_FLOORS};
     for (size_t i = 0; i < sizeof floors / sizeof floors[0]; i++)
         if (strcmp(name, floors[i]) == 0) return bench_impl_find(name);
     return NULL;
@@ -255,8 +255,8 @@ int main(int argc, char **argv) {
         "usage: spinstr lifo|churn|pair IMPL K [N]\n"
         "       spinstr resolve|resolve_inline|resolve_base|handles|reclaim K\n"
         "       spinstr has IMPL        (exit status 0 when this build has IMPL)\n"
-        "IMPL: spawnpool spawnpool_ordered spawnpool_presized checked_side checked_bits\n"
-        "      checked_dense checked_plan checked_plan_byte freelist\n"
+        "IMPL: spawnpool spawnpool_ordered spawnpool_presized, or a floor: freelist checked_side\n"
+        "      checked_bits checked_gen checked_dense checked_plan checked_plan_byte\n"
         "      spawnpool_ts (the thread-safe pool, from 0.4.0)\n";
     if (argc < 3) {
         fputs(usage, stderr);

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_floors.h"
 #include "spawnpool_dense.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -88,9 +89,7 @@ static inline size_t rng_below(uint64_t *s, size_t n) {
    "<impl>@<rows_of>": spawnpool and the floors measured in the same process, interleaved with
    it, so that spreport judges the peer against them and not against the main process's rows,
    which ran at another time (two processes minutes apart differed by up to 1.8x at churn 1M). */
-static const char *const beside[] = {"spawnpool",     "freelist",     "checked_side",
-                                     "checked_bits",  "checked_gen",  "checked_dense",
-                                     "checked_plan",  "checked_plan_byte"};
+static const char *const beside[] = {"spawnpool", BENCH_FLOORS};
 
 static void emit(const char *workload, size_t n, size_t item_size, const char *impl,
                  const char *metric, double value, const char *unit) {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_floors.h"
 #include "bench_report.h"
 
 typedef struct row {
@@ -388,9 +389,7 @@ static void time_target(FILE *md, const char *target, const char *peer, bool spe
     /* Against a peer, what the floors and the other checked layout do on the same cells: a
        cell that the bare free list misses too is out of any pool's reach; one that a checked
        layout makes is within a checked pool's. */
-    static const char *const floors[] = {"freelist",     "checked_side", "checked_bits",
-                                         "checked_gen",  "checked_dense", "checked_plan",
-                                         "checked_plan_byte"};
+    static const char *const floors[] = {BENCH_FLOORS};
     for (size_t i = 0; speedup && i < sizeof floors / sizeof floors[0]; i++) {
         worst_cell f;
         char floor[64];

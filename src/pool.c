@@ -97,9 +97,10 @@ static sp__layout layout_of(const sp_desc *d) {
 
 
 /* Fixed-buffer layout, from an address: [pool][the lease list's ends' slot][slots x n][pad]
-   [debug records x n, in debug builds][pad][members x n]. The slots are reserved at the ordered size whatever the
-   order (a memory-order pool leaves the room of the back links and stamps unused), so that sp_buffer_size depends
-   on the item's size and alignment only, not on fields a caller may still change after sizing. */
+   [debug records x n, in debug builds][pad][members x n]. The slots are reserved at the ordered
+   size whatever the order (a memory-order pool leaves the room of the back links and stamps
+   unused), so that sp_buffer_size depends on the item's size and alignment only, not on fields a
+   caller may still change after sizing. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
 
