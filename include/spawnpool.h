@@ -268,7 +268,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h> /* memcpy: the inline resolve's 8-byte read of a slot */
 
 #ifdef __cplusplus
 extern "C" {
@@ -546,96 +545,11 @@ SP_API sp_handle sp_handle_of(const sp_pool *pool, const void *item);
 
 /* The member while the handle's life lasts, NULL after (and for the null handle, a handle of
    another pool, alive or destroyed, or a forged id; those two log a rate-limited warning, see
-   HANDLES). O(1). Inline (below) unless SP_NO_INLINE is defined; the library exports it as a
-   function either way. */
-#if defined(SP_NO_INLINE)
+   HANDLES). O(1). */
 SP_API void *sp_resolve(const sp_pool *pool, sp_handle handle);
-#endif
 
 /* True when item is a member of pool that is currently leased. O(1). */
 SP_API bool sp_is_leased(const sp_pool *pool, const void *item);
-
-/* ---- the inline resolve --------------------------------------------------------------------
-   A resolve is a handful of instructions, fewer than a call costs around them, and games make
-   thousands a frame; so unless SP_NO_INLINE is defined, sp_resolve is defined here and reads
-   the pool's first fields, struct sp__pool_hot (private: the library's struct sp_pool starts
-   with exactly these, which src/sp_internal.h asserts at compile time). A pool whose route says
-   otherwise (an acquisition-order pool, whose slots are 16 bytes; a fallback pool of several
-   ranges; a thread-safe pool: resolve_below 0) and every handle that does not name a leased
-   member, or names one while a hook runs on it, go to the library's sp__resolve_slow_l3, which
-   logs and counts as sp_resolve always did.
-   What it costs: the prefix is ABI, and so is what a leased member's slot holds. The
-   out-of-line part is named after both (_l3), so a program built against one layout and run
-   with a library of another fails to link or load instead of misreading a pool; a library
-   version that changes either renames it.
-   Define SP_NO_INLINE (before including this header, in every file) to call the exported
-   sp_resolve instead and depend on no layout. */
-struct sp__pool_hot {
-    uint32_t _free_head, _plain_below;
-    uintptr_t _top_items;
-    uint64_t _stride_inv, _top_plain, _top_first;
-    unsigned char *slots; /* 8 bytes a slot here, read as one 64-bit word << 32 | link (the link
-                             is the slot's own index exactly while leased with no flag) */
-    size_t stride;
-    uintptr_t items0; /* where slot 0's member would lie: member i is at items0 + i * stride */
-    uint64_t _acquired;
-    ptrdiff_t _headroom;
-    size_t _peak_leased;
-    uint64_t tag_bits;      /* the pool's tag, in place in a handle */
-    uint64_t resolve_below; /* slot indices below this resolve here (the slot count); 0: none */
-    uint32_t _stride_rot, _slot_size;
-    uint32_t life_first; /* the lowest life this pool hands out */
-};
-/* The resolves the inline one does not finish; d is the handle's id less the pool's tag_bits
-   (the id itself when pool is NULL), so that the caller keeps no copy of the id. */
-SP_API void *sp__resolve_slow_l3(const sp_pool *pool, uint64_t d);
-#if defined(__GNUC__) || defined(__clang__)
-#  define SP__HOT_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#  define SP__HOT_LIKELY(x) (x)
-#endif
-/* An empty asm that the compiler must assume changes x, where it keeps GCC from computing an
-   address once into a register (the hit path then compares the slot in place). */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
-#  define SP__HOT_OPAQUE(x) __asm__("" : "+r"(x))
-#else
-#  define SP__HOT_OPAQUE(x) ((void)0)
-#endif
-/* The resolve itself (also the body of the library's exported sp_resolve). */
-static inline void *sp__resolve_inline(const sp_pool *pool, sp_handle handle) {
-    const struct sp__pool_hot *hot = (const struct sp__pool_hot *)(const void *)pool;
-    uint64_t d = handle.id;
-    if (pool) {
-        /* The handle less the pool's tag in place: its low 32 bits are the slot index when the
-           tag's low 8 bits are the pool's (any other leaves 2^24 or more there), and its top
-           32 are life << 4 with the difference of the tags' top 4 bits beside it. A member
-           leased with no flag set holds exactly that in its slot's 8 bytes: its own index
-           (the library writes it into the free-list link at the acquisition, and no other
-           state has it there) and its word, life << 4 | flags, LEASED being 0. So one compare
-           checks the tag, the life and the state. */
-        d -= hot->tag_bits;
-        uintptr_t idx = (uint32_t)d;
-        if (SP__HOT_LIKELY(idx < hot->resolve_below)) {
-            uint64_t slot;
-            memcpy(&slot, hot->slots + idx * 8u, 8u);
-            if (SP__HOT_LIKELY(slot == d)) return (void *)(hot->items0 + idx * hot->stride);
-            /* A life of this pool (the tag's top bits too) that the slot has moved past (its
-               life is above the handle's): stale, the expected case, silent (the library's own
-               test, in line). Read again (SP__HOT_OPAQUE): the hit compares the slot in place. */
-            SP__HOT_OPAQUE(idx);
-            memcpy(&slot, hot->slots + idx * 8u, 8u);
-            uint32_t word = (uint32_t)(slot >> 32), leased_word = (uint32_t)(d >> 32);
-            if ((leased_word & 15u) == 0 && word > leased_word + 15u && leased_word >> 4 >= hot->life_first)
-                return NULL;
-        }
-    }
-    return sp__resolve_slow_l3(pool, d);
-}
-#if !defined(SP_NO_INLINE)
-static inline void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    return sp__resolve_inline(pool, handle);
-}
-#endif
 
 static inline bool sp_handle_is_null(sp_handle handle) { return handle.id == 0; }
 static inline sp_handle sp_handle_null(void) { sp_handle h = {0}; return h; }
@@ -693,7 +607,7 @@ SP_API size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user);
    visits only members leased when sp_iter_first made it. */
 typedef struct sp_iter {
     void *item;
-    uint32_t _slot, _word, _next, _next_word, _prev, _prev_word, _stamp, _last;
+    uint32_t _slot, _stamp, _next, _next_stamp, _prev, _prev_stamp, _last, _unused;
     uint64_t _origin;
 } sp_iter;
 

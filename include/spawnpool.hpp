@@ -263,9 +263,11 @@ public:
     sp_pool *get() const noexcept { return pool_; }
     const char *name() const noexcept { return sp_pool_name(pool_); }
 
-    /* Bytes a fixed buffer needs for `members` T objects (options::buffer). */
+    /* Bytes a fixed buffer needs for `members` T objects (options::buffer), in either order
+       (the size of acquisition order, which keeps a lease list: enough for memory order too). */
     static std::size_t buffer_size(std::size_t members) {
         sp_desc d = desc_of(options());
+        d.order = SP_ORDER_ACQUISITION;
         return sp_buffer_size(&d, members);
     }
 

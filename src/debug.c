@@ -5,7 +5,7 @@
    for valgrind (memcheck client requests), and where neither watches, a checksum taken at
    release and verified at the next acquisition catches a write-after-release. Contents are
    never destroyed, except by the SP_DEBUG=2 fill of pools without a `create` hook. */
-#include "sp_internal.h"
+#include "pool_internal.h"
 
 #include <string.h>
 
@@ -72,21 +72,24 @@ static uint32_t sp__checksum(const void *item, size_t size) {
     return h;
 }
 
-void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item) {
+void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item, size_t item_size, bool fill) {
+    (void)p;
 #  if SP_DEBUG >= 2
-    if (!p->create) memset(item, 0xDD, p->item_size);
+    if (fill) memset(item, 0xDD, item_size);
+#  else
+    (void)fill;
 #  endif
     rec->has_sum = 0;
     if (!sp__watched()) {
-        rec->sum = sp__checksum(item, p->item_size);
+        rec->sum = sp__checksum(item, item_size);
         rec->has_sum = 1;
     }
-    sp__dbg_poison(item, p->item_size);
+    sp__dbg_poison(item, item_size);
 }
 
-void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, uint32_t idx) {
-    sp__dbg_unpoison(item, p->item_size);
-    if (rec->has_sum && rec->sum != sp__checksum(item, p->item_size)) {
+void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, size_t item_size, uint32_t idx) {
+    sp__dbg_unpoison(item, item_size);
+    if (rec->has_sum && rec->sum != sp__checksum(item, item_size)) {
         if (rec->rel_file)
             sp__log(p, SP__MSG_WRITTEN_AFTER_RELEASE, item, idx, rec->rel_file, (int)rec->rel_line);
         else

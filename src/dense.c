@@ -36,11 +36,10 @@
 #  define SP_ASSERT(c) assert(c)
 #endif
 
-#define SP_DENSE_SLOT_BITS 24
-#define SP_DENSE_TAG_BITS 12
-#define SP_DENSE_LIFE_BITS 28
+#define SP_DENSE_SLOT_BITS SP__SLOT_BITS
+#define SP_DENSE_TAG_BITS SP__TAG_BITS
 #define SP_DENSE_MAX_ITEMS ((size_t)1 << SP_DENSE_SLOT_BITS)
-#define SP_DENSE_LIFE_MAX ((uint32_t)((1u << SP_DENSE_LIFE_BITS) - 1u))
+#define SP_DENSE_LIFE_MAX SP__LIFE_MAX
 #define SP_DENSE_LIFE_RETIRED (SP_DENSE_LIFE_MAX + 1u) /* above every life a handle can carry */
 #define SP_DENSE_TAGS ((uint32_t)1 << SP_DENSE_TAG_BITS)
 #define SP_DENSE_NONE UINT32_MAX
@@ -561,13 +560,9 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         }
     }
 
-    uint32_t life_first = 0;
-    uint32_t tag = sp__tag_acquire(&life_first);
-    if (tag == 0) {
-        dense_log_to(&desc->logger, name, SP_LOG_ERROR,
-                     "sp_dense_create: no pool tag free: of the %u, %u retired (lives used up), the rest in "
-                     "live pools (sp_pool and sp_dense)",
-                     (unsigned)(SP_DENSE_TAGS - 1), (unsigned)sp__tags_retired());
+    uint32_t life_first = 0, tag = 0;
+    if (!sp__tag_acquire(&tag, &life_first)) {
+        sp__log_to(&desc->logger, name, SP__MSG_NO_TAG, "sp_dense_create", sp__tags_retired());
         return NULL;
     }
 

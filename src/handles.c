@@ -1,167 +1,157 @@
 /* SPDX-License-Identifier: Zlib */
-/* handles.c -- Handles: a member's handle (life, tag, slot index), resolving one (in line for a
-   pool of one range), the refusals and their rate-limited warnings, and membership tests. */
-#include "sp_threads.h"
+/* handles.c -- Handles: a member's handle (life, tag, slot index), the pool's tag taken with its
+   first handle, resolving a handle, the refusals and their rate-limited warnings, and
+   membership tests. */
+#include "pool_internal.h"
+#include "threads.h"
 
-static sp_handle handle_at(const sp_pool *p, uint32_t idx) {
-    sp_handle h;
-    h.id = (uint64_t)sp__life(slot_at(p, idx)) << (SP__SLOT_BITS + SP__TAG_BITS) |
-           (uint64_t)p->tag << SP__SLOT_BITS | idx;
-    return h;
-}
-
-
-/* A thread-safe pool's member has no slot that index_of finds: its own lookup, by a tail call
-   (a call kept here would cost the plain path a saved register). */
-static SP__NOINLINE void *ts_handle_out(const sp_pool *pool, void *item, sp_handle *out) {
-    if (out) *out = sp__ts_handle_of(pool, item);
-    return item;
-}
-
-
-void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
-    sp_handle h = {0};
-    void *item = NULL;
-    if (SP__UNLIKELY(!pool)) sp__null_pool("sp_acquire_handle");
-    if (pool) {
-        /* With a free member, acquire_fast leases exactly the head of the free list, so its slot
-           is known; only the slow paths (build, reclaim) need the pointer mapped back. */
-        uint32_t idx = pool->free_head;
-        item = acquire_fast(pool, arg, false);
-        if (item && idx == SP__NIL) {
-            idx = index_of(pool, item);
-            if (SP__UNLIKELY(idx == SP__NIL)) return ts_handle_out(pool, item, out);
-        }
-        if (item) h = handle_at(pool, idx);
+/* The pool's tag, taken now if it has none: true when it has one. Every word's life is below
+   the tag's first then (lives move on only for lives with a handle), so the tag's first life
+   becomes the words' life 1. The owner (a registry) learns the tag, to resolve through it. */
+bool sp__tag_take(sp_pool *p) {
+    if (p->handles.tagged) return true;
+    uint32_t tag, first;
+    if (!sp__tag_acquire(&tag, &first)) {
+        sp__log(p, SP__MSG_NO_TAG, "sp_handle_of", sp__tags_retired());
+        return false;
     }
-    if (out) *out = h;
-    return item;
+    if (p->owner && p->owner_fns->tag_taken(p->owner, p, tag) != SP_OK) {
+        sp__tag_release(tag, 0);
+        sp__log(p, SP__MSG_NOMEM, "its owner's index of tags");
+        return false;
+    }
+    p->handles.tag = tag;
+    p->handles.life_base = first - 1u;
+    p->handles.tagged = true;
+    return true;
 }
 
-
-void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
-    void *item = sp_acquire_handle(pool, arg, out);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
-    return item;
+/* The handle of leased member idx (its lease in its word now), which from now on carries the
+   HANDLED mark: its release moves the life on. */
+static sp_handle handle_issue(sp_pool *p, uint32_t idx, _Atomic uint32_t *w) {
+    if (plain_test(p, idx)) { /* the lease moves from its bit to its word */
+        plain_clear(p, idx);
+        wstore(w, (wload(w) & ~(uint32_t)SP__STATE_MASK) | SP__LEASED);
+    }
+    uint32_t word = wload(w);
+    wstore(w, word | SP__HANDLED);
+    return sp__handle_make(word_life(word) + p->handles.life_base, p->handles.tag, idx);
 }
-
 
 sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     sp_handle h = {0};
     if (!pool) sp__null_pool("sp_handle_of");
     if (!pool || !item) return h;
-    uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return SP__TS(pool) ? sp__ts_handle_of(pool, item) : h;
-    if (sp__state(slot_at(pool, idx)) != SP__LEASED) return h;
-    return handle_at(pool, idx);
+    sp_pool *p = (sp_pool *)(uintptr_t)pool; /* a handle marks the lease: pools are never const */
+    if (p->ts && !sp__ts_windowed(p)) return sp__ts_handle_of(p, item);
+    uint32_t idx = index_of(p, item);
+    if (idx == SP__NIL) return h;
+    _Atomic uint32_t *w = word_at(p, idx);
+    if (!slot_leased(p, idx, wload(w)) || !sp__tag_take(p)) return h;
+    return handle_issue(p, idx, w);
 }
 
+void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
+    sp_handle none = {0};
+    if (out) *out = none;
+    if (!pool) {
+        sp__null_pool("sp_acquire_handle");
+        return NULL;
+    }
+    if (!pool->ts && !sp__tag_take(pool)) return NULL; /* before anything is leased */
+    void *item = sp_acquire_with(pool, arg);
+    if (item && out) *out = sp_handle_of(pool, item);
+    return item;
+}
+
+void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
+    sp_handle none = {0};
+    if (out) *out = none;
+    if (!pool) {
+        sp__null_pool("sp_acquire_handle");
+        return NULL;
+    }
+    if (!pool->ts && !sp__tag_take(pool)) return NULL;
+    void *item = sp_acquire_with_at(pool, arg, file, line);
+    if (item && out) *out = sp_handle_of(pool, item);
+    return item;
+}
 
 /* Counts a refused resolve of one kind and logs the first, then every count that reaches a power
-   of two, with the count: a loop of bad lookups cannot flood the log. The counters are
-   bookkeeping, not state: bumping them from a const lookup is harmless (a pool is used by one
-   thread at a time, and pools are never const objects). */
+   of two, with the count: a loop of bad lookups cannot flood the log. */
 static void resolve_warn(const sp_pool *pool, sp__msg msg, sp_handle handle) {
-    sp_pool *p = (sp_pool *)(uintptr_t)pool;
-    uint64_t *count = msg == SP__MSG_FOREIGN_HANDLE ? &p->foreign_handles : &p->forged_handles;
+    sp_pool *p = (sp_pool *)(uintptr_t)pool; /* the counters are bookkeeping */
+    uint64_t *count = msg == SP__MSG_FOREIGN_HANDLE ? &p->counters.foreign_handles : &p->counters.forged_handles;
     uint64_t n = ++*count;
-    if ((n & (n - 1u)) == 0) sp__log(pool, msg, (unsigned long long)handle.id, (unsigned long long)n);
+    if (sp__worth_a_line(n)) sp__log(pool, msg, (unsigned long long)handle.id, (unsigned long long)n);
 }
 
+/* The highest life slot idx's earlier spans reached (its record's floor): lives up to there
+   were this pool's, lives above it in a slot without bookkeeping never were. */
+static uint32_t slot_floor(const sp_pool *p, uint32_t idx) {
+    for (uint32_t k = 0; k < rec_count(p); k++) {
+        const sp__span_rec *r = &p->mem.recs[k];
+        if (idx - r->first < r->cap) return r->life_floor;
+    }
+    return 0;
+}
 
 /* Why a handle did not resolve. A stale handle is the expected case (the turret's target died)
    and stays silent; a handle of another pool (another tag, or a life below this pool's first:
-   an earlier pool under the same tag), or one naming a slot or a life that never existed, is a
+   an earlier pool of the same tag), or one naming a slot or a life that never existed, is a
    bug in the caller and gets a rate-limited warning. */
-static SP__NOINLINE void *resolve_refused(const sp_pool *pool, sp_handle handle) {
-    if (handle.id == 0) return NULL;
-    /* A thread-safe pool's tag never matches outside a window: every resolve lands here. */
-    if (SP__TS(pool)) return sp__ts_resolve(pool, handle);
-    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
-    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
-    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    if (tag != pool->tag || (life != 0 && life < pool->life_first)) {
-        resolve_warn(pool, SP__MSG_FOREIGN_HANDLE, handle);
-        return NULL;
-    }
-    uint32_t reached = 0; /* the highest life this slot can have handed out */
-    if (idx < pool->slot_cap) {
-        const sp__slot *s = slot_at(pool, idx);
-        reached = sp__state(s) == SP__LEASED || sp__state(s) == SP__RETIRED ? sp__life(s) : sp__life(s) - 1u;
-    }
-    if (life == 0 || life > reached) resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
-    return NULL;
-}
-
-
-/* Every resolve that sp_resolve does not finish in line: a NULL pool, a pool of several live
-   ranges (the fallback), a handle that does not name a leased member. */
 static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
     if (!pool) {
         sp__null_pool("sp_resolve");
         return NULL;
     }
-    uint32_t idx = (uint32_t)(handle.id & (SP__SLOT_LIMIT - 1u));
-    uint32_t tag = (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX;
-    uint32_t life = (uint32_t)(handle.id >> (SP__SLOT_BITS + SP__TAG_BITS));
-    if (tag != pool->tag || idx >= pool->slot_cap) return resolve_refused(pool, handle);
-    /* A leased slot always lies in a live range, so the word alone decides. */
-    uint32_t word = slot_at(pool, idx)->word;
-    if (((word ^ (life << SP__FLAG_BITS)) & ~(uint32_t)(SP__BUSY | SP__RELEASING)) != SP__LEASED) {
-        /* A life this pool handed out and the slot has moved past: stale, the expected case,
-           and silent. */
-        if (life >= pool->life_first && life < word >> SP__FLAG_BITS) return NULL;
-        return resolve_refused(pool, handle);
+    if (handle.id == 0) return NULL;
+    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_resolve(pool, handle);
+    uint32_t idx = sp__handle_slot(handle.id), life = sp__handle_life(handle.id);
+    if (!pool->handles.tagged || sp__handle_tag(handle.id) != pool->handles.tag || life <= pool->handles.life_base) {
+        resolve_warn(pool, SP__MSG_FOREIGN_HANDLE, handle);
+        return NULL;
     }
-    return item_at(pool, idx);
+    uint32_t rel = life - pool->handles.life_base; /* the life as the words count it */
+    const sp__span *s = span_of(pool, idx);
+    if (!s) { /* no bookkeeping now: stale if its earlier spans reached the life */
+        if (rel > slot_floor(pool, idx)) resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
+        return NULL;
+    }
+    uint32_t word = wload(word_in(s, idx));
+    /* Leased in that life with its handle out: a hook running on it does not hide it. */
+    if (word_state(word) == SP__LEASED && (word & SP__HANDLED) && word_life(word) == rel) return item_in(pool, s, idx);
+    /* A life the slot handed out a handle of (see word_issued): stale, silent. */
+    if (rel <= word_issued(word)) return NULL;
+    resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
+    return NULL;
 }
 
-
-/* What the header's inline sp_resolve does not finish (its route, or a handle that does not
-   name a leased member not busy in a hook): the same as resolve_other, exported under the name
-   of the hot prefix's layout (see include/spawnpool.h). d is the id less the pool's tag_bits
-   (the id itself for a NULL pool), so that the inline code keeps no copy of the id. */
-void *sp__resolve_slow_l3(const sp_pool *pool, uint64_t d) {
-    /* An acquisition-order pool of one live range (16-byte slots, which the inline code does
-       not read): the inline test here, gated by its route (ordered_acquire: never set for a
-       pool the fast paths must leave alone). The low 36 bits of d are the slot index exactly
-       when the tag is the pool's; the word compared whole is "leased in that life, no hook". */
-    if (pool && pool->ordered_acquire && (d & ((UINT64_C(1) << 36) - 1u)) < pool->slot_cap) {
-        uint32_t idx = (uint32_t)d, leased_word = (uint32_t)(d >> 32);
-        uint32_t word = ((const sp__oslot *)(const void *)pool->slots)[idx].s.word;
-        if (word == leased_word) return (void *)(pool->items0 + (uintptr_t)idx * pool->stride);
-        /* stale: a life of this pool the slot has moved past, silent */
-        if (word > (leased_word | 15u) && leased_word >> 4 >= pool->life_first) return NULL;
+void *sp_resolve(const sp_pool *pool, sp_handle handle) {
+    if (SP__LIKELY(pool && pool->handles.tagged && sp__handle_tag(handle.id) == pool->handles.tag)) {
+        /* The top span's member, leased in the handle's life with the handle out. */
+        const sp__span *t = top_span(pool);
+        uint32_t idx = sp__handle_slot(handle.id), rel = idx - pool->hot.top_first;
+        if (SP__LIKELY(t && rel < span_count(t) && !pool->ts)) {
+            uint32_t want = word_make(sp__handle_life(handle.id) - pool->handles.life_base, SP__LEASED | SP__HANDLED);
+            if (SP__LIKELY(wload(&t->words[rel]) == want)) return t->items + (size_t)rel * pool->hot.stride;
+        }
     }
-    sp_handle handle;
-    handle.id = pool ? d + pool->tag_bits : d;
-    /* A thread-safe pool (resolve_below 0, ordered_acquire false): every resolve lands here. */
-    if (pool && pool->ts) return sp__ts_resolve_fast(pool, handle);
     return resolve_other(pool, handle);
 }
-
-
-/* The thread-safe resolve's fallback in a window (the plain view). */
-void *sp__resolve_other(const sp_pool *pool, sp_handle handle) { return resolve_other(pool, handle); }
-
-
-/* The exported function, for SP_NO_INLINE callers and binaries built that way: the header's
-   inline resolve, the same code. */
-void *sp_resolve(const sp_pool *pool, sp_handle handle) { return sp__resolve_inline(pool, handle); }
-
 
 bool sp_is_leased(const sp_pool *pool, const void *item) {
     if (!pool) sp__null_pool("sp_is_leased");
     if (!pool || !item) return false;
+    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_is_leased(pool, item, false);
     uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return SP__TS(pool) && sp__ts_is_leased(pool, item, false);
-    return sp__state(slot_at(pool, idx)) == SP__LEASED;
+    return idx != SP__NIL && slot_leased(pool, idx, wload(word_at(pool, idx)));
 }
 
-
 bool sp__pool_has_member(const sp_pool *pool, const void *item) {
+    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_is_leased(pool, item, true);
     uint32_t idx = index_of(pool, item);
-    if (idx == SP__NIL) return SP__TS(pool) && sp__ts_is_leased(pool, item, true);
-    uint32_t st = sp__state(slot_at(pool, idx));
+    if (idx == SP__NIL) return false;
+    uint32_t st = word_state(wload(word_at(pool, idx)));
     return st == SP__FREE || st == SP__LEASED;
 }

@@ -16,9 +16,13 @@
    such a pool may add a range (fallback growth) while another thread looks an address up in
    sp_registry_release. The names and tags change only in add, remove and destroy, which need
    quiescence. */
-#include "sp_threads.h"
+#include "sp_internal.h"
+#include "sp_os.h"
 
 #include <string.h>
+#if SP__HAVE_THREADS
+#  include <pthread.h>
+#endif
 
 typedef struct sp__entry {
     char *name;
@@ -62,8 +66,8 @@ struct sp_registry {
 
 #define REG_NAME "registry" /* the pool name on the registry's own log lines */
 
-/* A pool's tag (a thread-safe pool's field holds another value outside its windows). */
-static uint32_t pool_tag(const sp_pool *pool) { return (uint32_t)(pool->tag_bits >> SP__SLOT_BITS); }
+/* A pool's tag; false while it has none (it takes one with its first handle). */
+static bool pool_tag(const sp_pool *pool, uint32_t *tag) { return sp__pool_tag(pool, tag); }
 
 static void index_lock(sp_registry *reg) {
 #if SP__HAVE_THREADS
@@ -104,7 +108,7 @@ static bool reg_grow(sp_registry *reg, void **array, size_t *cap, size_t size, s
 
 /* A pool that must not be pulled from under its caller: one of its hooks (or callbacks) is
    running, or it is being destroyed. */
-static bool pool_in_callback(const sp_pool *p) { return p->hook_depth > 0 || p->destroying; }
+static bool pool_in_callback(const sp_pool *p) { return sp__pool_in_callback(p); }
 
 /* One line for a registry call that cannot run now; true when refused. `reg` is not NULL. */
 static bool refused_now(const sp_registry *reg, const char *call) {
@@ -120,12 +124,13 @@ static bool null_registry(const sp_registry *reg, const char *call) {
     return true;
 }
 
-/* What its pools tell the registry (their ranges, their end), through the interface pools
-   know (sp__pool_owner): pool.c never calls into this file. */
+/* What its pools tell the registry (their ranges, their tag, their end), through the interface
+   pools know (sp__pool_owner): pool.c never calls into this file. */
 static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi);
 static void range_removed(void *owner, uintptr_t lo);
+static sp_result tag_taken(void *owner, sp_pool *pool, uint32_t tag);
 static void pool_gone(void *owner, const sp_pool *pool);
-static const sp__pool_owner registry_as_owner = {range_added, range_removed, pool_gone};
+static const sp__pool_owner registry_as_owner = {range_added, range_removed, tag_taken, pool_gone};
 
 /* ---------------------------------------------------------------------------------------------
    The two lookup tables: linear probing, deletion by backward shift (no tombstones, so that a
@@ -155,10 +160,10 @@ static void names_insert(sp_registry *reg, const sp__entry *e) {
     reg->names[i] = (sp__name_slot){e->name, e->pool, e->hash};
 }
 
-static void tags_insert(sp_registry *reg, sp_pool *pool) {
-    size_t mask = index_mask(reg), i = tag_home(reg, pool_tag(pool));
+static void tags_insert(sp_registry *reg, sp_pool *pool, uint32_t tag) {
+    size_t mask = index_mask(reg), i = tag_home(reg, tag);
     while (reg->tags[i].pool) i = (i + 1u) & mask;
-    reg->tags[i] = (sp__tag_slot){pool, pool_tag(pool)};
+    reg->tags[i] = (sp__tag_slot){pool, tag};
 }
 
 /* Up to this many pools a scan of the list beats hashing the name: strcmp rejects a wrong name
@@ -179,7 +184,7 @@ static sp_pool *names_find(const sp_registry *reg, const char *name) {
 }
 
 static sp_pool *tags_find(const sp_registry *reg, uint32_t tag) {
-    if (!reg->cap || tag == 0) return NULL;
+    if (!reg->cap) return NULL;
     size_t mask = index_mask(reg);
     for (size_t i = tag_home(reg, tag); reg->tags[i].pool; i = (i + 1u) & mask)
         if (reg->tags[i].tag == tag) return reg->tags[i].pool;
@@ -199,7 +204,9 @@ static void names_delete(sp_registry *reg, const sp__entry *e) {
 }
 
 static void tags_delete(sp_registry *reg, const sp_pool *pool) {
-    size_t mask = index_mask(reg), hole = tag_home(reg, pool_tag(pool));
+    uint32_t tag;
+    if (!pool_tag(pool, &tag)) return;
+    size_t mask = index_mask(reg), hole = tag_home(reg, tag);
     while (reg->tags[hole].pool != pool) hole = (hole + 1u) & mask;
     for (size_t at = (hole + 1u) & mask; reg->tags[at].pool; at = (at + 1u) & mask) {
         if (may_fill(hole, at, tag_home(reg, reg->tags[at].tag))) {
@@ -235,8 +242,9 @@ static bool entries_reserve(sp_registry *reg) {
     reg->tags = tags;
     reg->cap = cap;
     for (size_t i = 0; i < reg->count; i++) {
+        uint32_t tag;
         names_insert(reg, &reg->entries[i]);
-        tags_insert(reg, reg->entries[i].pool);
+        if (pool_tag(reg->entries[i].pool, &tag)) tags_insert(reg, reg->entries[i].pool, tag);
     }
     return true;
 }
@@ -270,7 +278,7 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
     sp__vm unused;
     const char *why = sp__allocator_vm(&d.allocator, &unused);
     if (why) {
-        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, why);
+        sp__log_to(&d.logger, REG_NAME, SP__MSG_BAD_DESC, "sp_registry_create_with", why);
         return NULL;
     }
     if (!d.allocator.alloc) {
@@ -393,7 +401,8 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     e->pool = pool;
     e->hash = name_hash(copy);
     names_insert(reg, e);
-    tags_insert(reg, pool);
+    uint32_t tag;
+    if (pool_tag(pool, &tag)) tags_insert(reg, pool, tag);
     return pool;
 }
 
@@ -410,7 +419,7 @@ sp_result sp_registry_remove(sp_registry *reg, const char *name) {
         return SP_ERR_INVALID;
     }
     if (pool_in_callback(pool)) { /* the pool would be destroyed under its own running hook */
-        sp__log(pool, SP__MSG_IN_HOOK, "sp_registry_remove");
+        sp__log_to(sp__pool_logger(pool), sp_pool_name(pool), SP__MSG_IN_HOOK, "sp_registry_remove");
         return SP_ERR_INVALID;
     }
     sp_pool_destroy(pool); /* leaves the registry when it is gone (pool_gone) */
@@ -463,7 +472,8 @@ void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, const cha
 
 void *sp_registry_resolve(const sp_registry *reg, sp_handle handle) {
     if (null_registry(reg, "sp_registry_resolve") || refused_now(reg, "sp_registry_resolve")) return NULL;
-    sp_pool *pool = tags_find(reg, (uint32_t)(handle.id >> SP__SLOT_BITS) & SP__TAG_MAX);
+    if (handle.id == 0) return NULL;
+    sp_pool *pool = tags_find(reg, sp__handle_tag(handle.id));
     return pool ? sp_resolve(pool, handle) : NULL;
 }
 
@@ -512,6 +522,16 @@ static void range_removed(void *owner, uintptr_t lo) {
         reg->range_count--;
     }
     index_unlock(reg);
+}
+
+/* A pool took its tag: sp_registry_resolve finds it from its handles. A pool that takes it
+   while being added (a create hook's handle) is not in the list yet: sp_registry_add enters
+   its tag with it. */
+static sp_result tag_taken(void *owner, sp_pool *pool, uint32_t tag) {
+    sp_registry *reg = (sp_registry *)owner;
+    if (entry_index(reg, pool) == SIZE_MAX) return SP_OK;
+    tags_insert(reg, pool, tag);
+    return SP_OK;
 }
 
 /* A pool that is gone (however it was destroyed) leaves the index and the list. */
@@ -585,11 +605,11 @@ size_t sp_registry_release_all(sp_registry *reg) {
            shifts past the cursor waits for the next pass). */
         for (size_t i = 0; i < reg->count; i++) {
             sp_pool *pool = reg->entries[i].pool;
-            if (sp__leased(pool) && !pool->destroying) released += sp_release_all(pool);
+            if (sp__pool_leased(pool) && !sp__pool_destroying(pool)) released += sp_release_all(pool);
         }
         total += released;
         bool leased = false;
-        for (size_t i = 0; i < reg->count && !leased; i++) leased = sp__leased(reg->entries[i].pool) > 0;
+        for (size_t i = 0; i < reg->count && !leased; i++) leased = sp__pool_leased(reg->entries[i].pool) > 0;
         if (!released || !leased) break;
     }
     reg->releasing_all = false;

@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: Zlib */
-/* sp_internal.h -- what the pool, the registry and the support code share, and what white-box
-   tests may look at. Nothing here is part of the public API. */
+/* sp_internal.h -- what every part of the library shares (sp_pool, sp_dense, the registry, the
+   thread-safe layer): the handle's bits, the log lines and how they are written, the C library
+   allocator, pool tags, the interface through which a pool tells its owner about itself, the
+   debug records, and the white-box hooks tests may call. Nothing here is public API. */
 #ifndef SP_INTERNAL_H
 #define SP_INTERNAL_H
 
 /* The library defines the plain functions that the site macros would replace. */
 #define SP_NO_SITE_MACROS
-/* ... and the exported sp_resolve, which the header would otherwise define inline. */
-#ifndef SP_NO_INLINE
-#  define SP_NO_INLINE
-#endif
 #include <spawnpool.h>
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,259 +33,58 @@
 #  define SP__PRINTF(f, a)
 #endif
 
-/* An empty asm that the compiler must assume changes x: it keeps GCC from computing a slot's
-   address once into a register where addressing it in each access is an instruction less (the
-   header's SP__HOT_OPAQUE, for the library's own hot paths). */
-#define SP__OPAQUE(x) SP__HOT_OPAQUE(x)
-
-/* ---- handle bits (documented in spawnpool.h, HANDLES) ----------------------------------- */
-#define SP__SLOT_BITS 24u
-#define SP__TAG_BITS 12u
-#define SP__LIFE_BITS 28u
-#define SP__SLOT_LIMIT (1u << SP__SLOT_BITS)         /* slot indices are below this */
-#define SP__TAG_MAX ((1u << SP__TAG_BITS) - 1u)      /* tags 1..4095; 0 is never used */
-#define SP__LIFE_MAX ((1u << SP__LIFE_BITS) - 1u)    /* last life a slot may have */
-#define SP__NIL UINT32_MAX                           /* "no slot" in links */
-
-/* ---- per-slot bookkeeping: 8 bytes a member (16 in acquisition order) -------------------
-   word = life << 4 | flags. `life` is the slot's current life (the one a handle names while the
-   member is leased; the next one to hand out while it is free). next links the member into at
-   most one list: the free list, the unbuilt list, or (SP_ORDER_ACQUISITION pools only, whose
-   slots are the 16-byte sp__oslot, with a back link) the lease list, doubly linked, oldest
-   acquisition at the head; the lease list's links are indices times 8 (see sp__oslot), the other
-   lists' slot indices. In a memory-order pool a leased slot is in no list and has no back link.
-   LEASED is state 0, so that a leased member's word has its low three bits clear exactly when
-   no hook is running on it: the release's check is one test (see releasable in lease.c).
-   A memory-order member leased with no flag set has its own slot index in next (the plain
-   acquisition writes it), and next holds a slot's own index in no other state of such a pool (a
-   list never links a slot to itself; SP__NIL and the marks are no index; an acquisition-order
-   pool marks nothing and resolves out of line): the header's inline sp_resolve
-   then compares the slot's 8 bytes with the handle less the pool's tag, the index against
-   next and life << 4 against the word, whose flags lie beside the tag's top 4 bits (see
-   docs/design.md). So whatever sets a flag or ends the life of a leased memory-order member
-   first clears that mark (slot_unmark; a hook puts it back after, slot_remark), and a member
-   that keeps no mark only resolves through the library. next comes first so that a little-endian 64-bit load reads word << 32 | next. */
-enum {
-    SP__LEASED = 0u,  /* handed out */
-    SP__FREE = 1u,    /* built, ready to hand out */
-    SP__UNBUILT = 2u, /* memory reserved, no member built */
-    SP__RETIRED = 3u, /* life counter exhausted: never used again */
-    SP__STATE_MASK = 3u,
-    SP__BUSY = 4u, /* a hook is running on this member: it must not be released or reclaimed */
-    SP__RELEASING = 8u, /* (with BUSY) its on_release is running: no longer iterated */
-    SP__FLAG_BITS = 4u
-};
-
-/* What a word gains when its free member is leased (wrapping), and when a leased member's life
-   ends and the next life begins, free: the life goes up, the state from LEASED to FREE. */
-#define SP__TO_LEASED ((uint32_t)SP__LEASED - (uint32_t)SP__FREE)
-#define SP__TO_NEXT_FREE ((1u << SP__FLAG_BITS) + (uint32_t)SP__FREE - (uint32_t)SP__LEASED)
-
-#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-typedef struct sp__slot {
-    uint32_t word;
-    uint32_t next;
-} sp__slot;
+/* Threads need pthreads. Elsewhere (single-threaded WebAssembly, MSVC) a thread-safe pool is
+   refused at creation with a line. */
+#if !defined(_WIN32) && (!defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__))
+#  define SP__HAVE_THREADS 1
 #else
-typedef struct sp__slot {
-    uint32_t next;
-    uint32_t word;
-} sp__slot;
+#  define SP__HAVE_THREADS 0
 #endif
 
-/* The slot of an acquisition-order pool: the same, the lease list's back link, in the same
-   cache line as the rest (an unlink touches the neighbours' slots and nothing else), and the
-   acquisition's sequence number (the low 32 bits of `acquired` when it was leased), which tells
-   sp_each which members a callback acquired. 16 bytes: never split across cache lines. The
-   lease list's links, both ways (next while the member is leased, and prev8), are kept as the
-   neighbour's index times 8 (SP__NIL * 8 for the lease list's ends: lease_link in
-   pool_internal.h), half its byte offset from slot 0, so the hot paths address a neighbour
-   without a shift (x86 addresses scale by 2 as well as by 8). */
-typedef struct sp__oslot {
-    sp__slot s;
-    uint32_t prev8;
-    uint32_t stamp;
-} sp__oslot;
-
-static inline uint32_t sp__life(const sp__slot *s) { return s->word >> SP__FLAG_BITS; }
-static inline uint32_t sp__state(const sp__slot *s) { return s->word & SP__STATE_MASK; }
-
-/* One address range of members. A pool's slot indices are cut into ranges in order: range c
-   owns indices [first, first + cap). Range 0 is the reserved range when the pool could reserve
-   address space (its members are committed as the pool grows: `count` of them so far) or the
-   first of the fallback's geometric ranges (each twice the previous, allocated whole). A range
-   given back (fallback only) keeps its record (items NULL, count 0), so that its indices, whose
-   slots keep their lives, are used again by the next range of the same number. */
-typedef struct sp__range {
-    unsigned char *items; /* its first member; NULL when given back */
-    uint32_t first;       /* slot index of its first member */
-    uint32_t cap;         /* members it can ever hold */
-    uint32_t count;       /* members with memory (committed or allocated): the recognised ones */
-    uint32_t built;       /* members built in it */
-} sp__range;
-
-/* The most ranges a pool can have: the geometric ranges from one member double up to the slot
-   limit in 25 steps (the default start of 256 members takes 17). */
-#define SP__RANGE_MAX 26u
-
-#define SP__NAME_CAP 48
-
-struct sp_pool {
-    /* hot: the fast paths (sp_acquire, sp_release, sp_resolve) read these, in one cache line.
-       Every field from free_head to slot_size is derived in sp__routes_update (or kept by the
-       fast paths themselves) and routes whatever the fast paths do not handle out of line. */
-    uint32_t free_head;
-    uint32_t plain_below; /* SP__NIL when plain_acquire, else 0: a free head below it takes
-                             the plain path (one compare for "a free member, and plain") */
-    /* The range tried first, copied here so that a release reads no range record: the
-       reserved range, or the fallback's largest. top_count 0: none yet. */
-    uintptr_t top_items;
-    uint64_t stride_inv; /* inverse of the odd part of stride, mod 2^64 */
-    uint64_t top_plain; /* top_count when its releases may take the plain path (plain_release),
-                           else 0: sp_release's one range test then also checks the route */
-    uint64_t top_first; /* the top range's first slot index (64 bits: added to a 64-bit member
-                           number in sp_release, no widening) */
-    unsigned char *slots; /* flat, slot_size bytes a slot index; grows, never shrinks */
-    size_t stride;
-    uintptr_t items0; /* where slot index 0's member would lie were it in the top range
-                         (top_items - top_first * stride, wrapping): a plain acquisition's and
-                         resolve's address is items0 + idx * stride, one multiply-add */
-    uint64_t acquired;
-    /* peak_leased - leased, kept instead of `leased` so that an acquisition updates both in one
-       decrement and one (never taken) branch, and a release in one increment: leased is
-       peak_leased - headroom (sp__leased). Exact: an acquisition that finds headroom 0 has
-       leased == peak_leased and raises the peak instead (see leased_inc in pool_internal.h). */
-    ptrdiff_t headroom;
-    size_t peak_leased;
-    uint64_t tag_bits;      /* tag << SP__SLOT_BITS: a handle's tag in place */
-    uint64_t resolve_below; /* slot_cap when the pool is in memory order (8-byte slots) and one
-                               live range holds every member, else 0: a handle whose low 32
-                               bits (tag subtracted) are below it resolves in line */
-    uint32_t stride_rot;    /* stride = odd << stride_rot */
-    uint32_t slot_size;     /* sizeof(sp__slot), or sizeof(sp__oslot) when ordered */
-    uint32_t life_first; /* every slot's first life: above all lives of earlier pools of its tag */
-    uint32_t top_count;     /* the top range's recognised members */
-    /* warm: the routes' inputs and the out-of-line paths */
-    /* (the lease list's ends live in the slot before slot 0: lease_ends in pool_internal.h) */
-    bool ordered;        /* SP_ORDER_ACQUISITION: the lease list is kept */
-    bool plain_acquire;  /* no lease list, no on_acquire, one live range: an acquisition is a
-                            pop, a count and the member's place in the top range */
-    bool plain_release;  /* no lease list, no on_release */
-    bool plain_reclaim;  /* lease list, no hooks, no priority: a reclaim just moves the oldest */
-    bool release_slow;   /* a release that is not plain takes release_general: on_release is
-                            set, or a priority callback or a teardown is running (routes_update) */
-    bool ordered_acquire; /* acquisition order, no on_acquire, one live range: a free member is
-                             popped and appended to the lease list in line (sp__acquire_other) */
-    /* sp_acquire's way out of its plain path (routes_update): straight to an acquisition-order
-       pool's free member (ordered_acquire), else through the general tests */
-    void *(*acquire_miss)(struct sp_pool *p);
-    uint64_t top_ordered; /* top_count when an acquisition-order pool's releases of the top
-                             range need no hook and no diversion (release_ordered), else 0 */
-    uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */
-#if SP_DEBUG
-    struct sp__dbg *dbg; /* debug records, parallel to slots */
-#endif
-    sp__range ranges[SP__RANGE_MAX];
-    uint32_t range_count;             /* numbers in use (given-back ones included) */
-    uint32_t top;                     /* the range copied into top_* */
-    uint8_t by_address[SP__RANGE_MAX]; /* the live ranges' numbers, lowest address first */
-    uint32_t live_ranges;             /* entries in by_address */
-    uint64_t leased_disposed; /* lives ended by clear/destroy: released = acquired - leased - this */
-    sp_acquire_fn on_acquire;
-    sp_release_fn on_release;
-    void *user;
-
-    /* cold */
-    uint32_t unbuilt_head;
-    uint32_t tag;
-    uint64_t foreign_handles, forged_handles; /* refused resolves, for rate-limited warnings */
-    size_t size;     /* built members */
-    size_t reserved; /* members with memory: the live ranges' counts */
-    size_t max;
-    size_t chunk_items; /* the first range's members (fallback), the commit step (reserved) */
-    /* Virtual memory (sp_os.h), when the pool reserved its range: vm.reserve set and
-       reserved_items non-NULL. One reservation for the pool's life: the members, then the
-       bookkeeping (slots, then the debug records) at reserved_books; neither ever moves. */
-    struct {
-        void *(*reserve)(size_t size, void *user);
-        bool (*commit)(void *addr, size_t size, void *user);
-        void (*decommit)(void *addr, size_t size, void *user);
-        void (*release)(void *addr, size_t size, void *user);
-        void *user;
-    } vm;
-    unsigned char *reserved_items, *reserved_books;
-    size_t reserved_items_size, reserved_books_size; /* bytes of address space */
-    size_t committed_items; /* bytes committed at reserved_items */
-    size_t page;            /* the commit granularity */
-    size_t item_size, item_align;
-    size_t bytes;
-    uint64_t created, disposed, reclaimed, dropped, grown_past_max;
-    uint64_t grow_warn_at; /* next grown_past_max value that logs a warning */
-    uint32_t reclaim_cursor; /* unordered pools: a reclaim looks for its victim from here */
-    sp_overflow overflow;
-    sp_create_fn create;
-    sp_dispose_fn dispose;
-    sp_priority_fn priority;
-    sp_allocator allocator;
-    sp_logger logger;
-    int hook_depth;   /* hooks of this pool running right now (priority and sp_each
-                         callbacks included) */
-    int scoring;      /* priority callbacks running: acquire and release are refused */
-    int allocating;   /* allocator callbacks running (they count in hook_depth too): acquisitions
-                         that would grow the pool, and sp_prewarm, are refused */
-    bool destroying;
-    bool tearing_down; /* sp_clear or sp_pool_destroy running: acquisitions are refused */
-    uint32_t doomed;   /* during a teardown: the free members still to dispose (the free list
-                          is detached, so that every acquisition reaches the slow path) */
-    uint64_t stamp_origin; /* acquisition stamps compare as (stamp - origin): see stamps_fresh */
-    bool fixed;       /* fixed-buffer mode: everything lives in the caller's buffer */
-    bool ts_view;     /* thread-safe pools: a window is open (see `ts` below) */
-    size_t capacity;  /* fixed-buffer mode: members that fit */
-    const struct sp__pool_owner *owner_fns; /* the owner (the registry) and its interface, or NULL */
-    void *owner;
-    /* Thread-safe pools (threads.c, magazine.c): their shared state, else NULL. Outside a
-       quiescent window (ts_view false) the fields the inline paths read without a lock stay
-       constant: not plain (plain_below, top_plain, resolve_below 0), no top range (top_count,
-       top_first, live_ranges 0; top_items is the fast range's start, see sp__ts), no free
-       list, and `tag` SP__TAG_MAX + 1, so that every acquisition, release and resolve leaves
-       the inline paths for the thread-safe code. A window (the calls
-       that need quiescence) installs the plain view under the pool lock, and the 0.3 code runs. */
-    struct sp__ts *ts;
-    /* What the thread-safe fast paths read (magazine.c), here to save a load: the pool's id
-       (sp__ts), compared with the thread's last cache lookup, or no id (never matches) when
-       it has on_acquire or on_release (hooked calls take the general path); and its fast
-       range's member count (see sp__ts.fast_items; the range starts at top_items). */
-    uint64_t ts_fast_id;
-    uint32_t ts_fast_count;
-    uint64_t ts_tag_bits; /* the real tag in place (tag_bits holds the constant view's) */
-    char name[SP__NAME_CAP];
-};
-
-/* The header's inline sp_resolve reads these fields through struct sp__pool_hot: they must lie
-   where it says (and sp__resolve_slow_l3 be renamed if they ever move or change meaning). */
-#define SP__HOT_AT(f, g) (offsetof(struct sp_pool, f) == offsetof(struct sp__pool_hot, g))
 #if defined(__cplusplus)
 #  define SP__STATIC_ASSERT(c, m) static_assert(c, m)
 #else
 #  define SP__STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
-SP__STATIC_ASSERT(SP__HOT_AT(slots, slots) && SP__HOT_AT(stride, stride) &&
-                      SP__HOT_AT(items0, items0) && SP__HOT_AT(tag_bits, tag_bits) &&
-                      SP__HOT_AT(resolve_below, resolve_below) && SP__HOT_AT(slot_size, _slot_size) &&
-                      SP__HOT_AT(life_first, life_first),
-                  "struct sp_pool must begin as struct sp__pool_hot (include/spawnpool.h)");
 
-/* Members leased now (see headroom). */
-static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (size_t)p->headroom; }
+/* ---- handle bits (documented in spawnpool.h, HANDLES) -----------------------------------
+   life (23 bits) | tag (17 bits) | slot index (24 bits). Every tag value is a tag (a pool
+   without one issues no handles, so none is needed for "no tag"); the null handle is id 0,
+   which no handle has, its life being at least 1. */
+#define SP__SLOT_BITS 24u
+#define SP__TAG_BITS 17u
+#define SP__LIFE_BITS 23u
+#define SP__SLOT_LIMIT (1u << SP__SLOT_BITS)      /* slot indices are below this */
+#define SP__TAG_COUNT (1u << SP__TAG_BITS)        /* tags 0 .. SP__TAG_COUNT - 1 */
+#define SP__LIFE_MAX ((1u << SP__LIFE_BITS) - 1u) /* the last life a handle can carry */
+#define SP__NIL UINT32_MAX                        /* "no slot" */
 
-/* ---- log lines, one table (level, format) --------------------------------------------- */
+static inline uint32_t sp__handle_slot(uint64_t id) { return (uint32_t)(id & (SP__SLOT_LIMIT - 1u)); }
+static inline uint32_t sp__handle_tag(uint64_t id) {
+    return (uint32_t)(id >> SP__SLOT_BITS) & (SP__TAG_COUNT - 1u);
+}
+static inline uint32_t sp__handle_life(uint64_t id) { return (uint32_t)(id >> (SP__SLOT_BITS + SP__TAG_BITS)); }
+static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t slot) {
+    sp_handle h;
+    h.id = (uint64_t)life << (SP__SLOT_BITS + SP__TAG_BITS) | (uint64_t)tag << SP__SLOT_BITS | slot;
+    return h;
+}
+
+/* ---- log lines, one table (level, format), for sp_pool, sp_dense and the registry ---------- */
 #define SP__MSG_LIST(X)                                                                          \
-    X(MSG_NULL_DESC, SP_LOG_ERROR, "sp_pool_create: desc is NULL")                                 \
-    X(MSG_BAD_DESC, SP_LOG_ERROR, "sp_pool_create: invalid descriptor: %s")                        \
+    X(MSG_NULL_DESC, SP_LOG_ERROR, "%s: desc is NULL")                                             \
+    X(MSG_BAD_DESC, SP_LOG_ERROR, "%s: invalid descriptor: %s")                                    \
     X(MSG_NOMEM, SP_LOG_ERROR, "out of memory: %s")                                                \
-    X(MSG_NO_TAG, SP_LOG_ERROR, "sp_pool_create: no pool tag free: of the 4095, %u retired (lives used up), the rest in live pools") \
+    X(MSG_NO_TAG, SP_LOG_ERROR,                                                                   \
+      "%s: no pool tag free: every one of the 131072 is taken by a live pool that issued "        \
+      "handles, or retired (%u, their lives used up); destroy pools you no longer need")          \
     X(MSG_DOUBLE_RELEASE, SP_LOG_WARN, "release of %p: member is not leased (double release?)")    \
-    X(MSG_FOREIGN, SP_LOG_WARN, "release of %p: not the start of a member of this pool")           \
+    X(MSG_FOREIGN, SP_LOG_WARN,                                                                   \
+      "release of %p: not the start of a member of this pool (a pointer into a member, or "       \
+      "another pool's member: sp_registry_release sends a member to its own pool)")               \
+    X(MSG_FOREIGN_OWNED, SP_LOG_WARN,                                                             \
+      "release of %p: a member of pool '%s', not of this one (sp_registry_release sends a member " \
+      "to its own pool)")                                                                          \
     X(MSG_REENTER, SP_LOG_WARN, "release of %p: a hook is processing this member (re-entry)")      \
     X(MSG_GROWN, SP_LOG_WARN, "grew past max %zu: %zu members (max is a soft budget under GROW)")  \
     X(MSG_LEAKED, SP_LOG_WARN, "destroyed with %zu member(s) still leased (leaked)")               \
@@ -294,19 +92,21 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
     X(MSG_SLOTS_FULL, SP_LOG_ERROR, "cannot grow: a pool holds at most 16777216 slots")            \
     X(MSG_IN_HOOK, SP_LOG_WARN, "%s called from one of this pool's hooks: refused")                \
     X(MSG_DESTROYING, SP_LOG_WARN, "acquire while the pool is being destroyed: refused")           \
-    X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")   \
+    X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")     \
     X(MSG_WRITTEN_AFTER_RELEASE, SP_LOG_ERROR,                                                     \
-      "member %p (slot %u) was written after its release (released at %s:%d)")                    \
+      "member %p (slot %u) was written after its release (released at %s:%d); to find the "       \
+      "writer, run under AddressSanitizer or valgrind with the debug library")                     \
+    X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
+      "member %p (slot %u) was written after its release (released without a site: "              \
+      "sp_release_all, a reclaim, or a call without the site macros); to find the writer, run "   \
+      "under AddressSanitizer or valgrind with the debug library")                                 \
     X(MSG_LEAK_SITE, SP_LOG_WARN, "%zu %s, acquired at %s:%d")                                     \
     X(MSG_LEAK_OTHER_SITES, SP_LOG_WARN, "%zu %s at other sites")                                  \
     X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool (%llu so far)") \
     X(MSG_FORGED_HANDLE, SP_LOG_WARN, "resolve of handle %llx: no such slot or life, forged? (%llu so far)") \
-    X(MSG_NAME_CUT, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a pool name keeps at most 47")                     \
-    X(MSG_NO_SITES, SP_LOG_WARN, "%zu %s (sites not recorded: build with SP_DEBUG=1)") \
+    X(MSG_NAME_CUT, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a pool name keeps at most %zu") \
+    X(MSG_NO_SITES, SP_LOG_WARN, "%zu %s (sites not recorded: build with SP_DEBUG=1)")             \
     X(MSG_LEAK_NO_SITE, SP_LOG_WARN, "%zu %s, acquired without a site (a call that bypassed the site macros)") \
-    X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
-      "member %p (slot %u) was written after its release (released without a site: sp_release_all, " \
-      "a reclaim, or a call without the site macros)") \
     X(MSG_REG_NULL_ARG, SP_LOG_ERROR, "%s: %s is NULL")                                            \
     X(MSG_REG_EMPTY_NAME, SP_LOG_ERROR, "%s: name is empty")                                       \
     X(MSG_REG_DUPLICATE, SP_LOG_ERROR, "sp_registry_add: a pool named '%s' already exists")        \
@@ -314,7 +114,7 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
     X(MSG_REG_NOT_OWNED, SP_LOG_WARN, "sp_registry_release of %p: no pool of this registry owns it") \
     X(MSG_REG_DESTROYING, SP_LOG_WARN, "%s: the registry is being destroyed: refused")             \
     X(MSG_REG_HOOK_RUNNING, SP_LOG_WARN, "%s while a hook of its pool '%s' runs: refused")         \
-    X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused") \
+    X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused")            \
     X(MSG_NULL_POOL, SP_LOG_ERROR, "%s: pool is NULL")                                             \
     X(MSG_IN_PRIORITY, SP_LOG_WARN,                                                                \
       "%s called from this pool's priority callback: refused (priority only scores)")              \
@@ -323,28 +123,38 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
       "release of %p: its create/dispose hook is running (re-entry)")                              \
     X(MSG_WALK_LOST, SP_LOG_INFO,                                                                  \
       "iteration stopped: its place was released and the pool has since made 2^31 acquisitions") \
-    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")                              \
+    X(MSG_BAD_OVERFLOW, SP_LOG_WARN, "sp_set_overflow: %s: refused")                               \
     X(MSG_NO_RESERVE, SP_LOG_INFO,                                                                 \
       "could not reserve %zu bytes of address space: growing in ranges instead")                  \
-    X(MSG_IN_ALLOCATOR, SP_LOG_WARN, "%s called from this pool's allocator: refused")               \
-    X(MSG_TS_BAD_DESC, SP_LOG_ERROR, "sp_pool_create: threads = SP_THREADS_SAFE: %s")              \
+    X(MSG_IN_ALLOCATOR, SP_LOG_WARN, "%s called from this pool's allocator: refused")              \
+    X(MSG_TS_BAD_DESC, SP_LOG_ERROR, "sp_pool_create: threads = SP_THREADS_SAFE: %s")             \
     X(MSG_TS_NOT_QUIESCENT, SP_LOG_ERROR,                                                          \
       "%s while another thread is inside a call on this thread-safe pool (it needs quiescence)")   \
-    X(MSG_TS_SLOTS_FULL, SP_LOG_ERROR,                                                             \
-      "cannot grow: a thread-safe pool without a reservation holds at most %u slots")              \
-    X(MSG_TS_REFUSED, SP_LOG_WARN, "%s: refused in a thread-safe pool (%s)")
+    X(MSG_TS_REFUSED, SP_LOG_WARN, "%s: refused in a thread-safe pool (%s)")                       \
+    X(MSG_TWO_THREADS, SP_LOG_ERROR,                                                               \
+      "%s while another thread is inside a call on this pool: a pool without "                    \
+      ".threads = SP_THREADS_SAFE takes one thread at a time (create it thread-safe, or "         \
+      "serialise the calls)")                                                                      \
+    X(MSG_CHECK_FAILED, SP_LOG_ERROR, "sp__pool_check: %s is not consistent")                      \
+    X(MSG_DENSE_BUSY, SP_LOG_WARN, "%s called from this pool's on_move or logger: refused")        \
+    X(MSG_DENSE_GROWN, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)")   \
+    X(MSG_DENSE_BAD_INDEX, SP_LOG_WARN, "remove_at: index %zu is not below count %zu")             \
+    X(MSG_DENSE_NOT_ELEMENT, SP_LOG_WARN, "remove: %p is not an element of this pool")             \
+    X(MSG_DENSE_PAST_LIVE, SP_LOG_WARN, "remove: %p is past the live elements (double remove?)")   \
+    X(MSG_DENSE_EXPIRED, SP_LOG_WARN, "remove_handle: handle %#llx has expired (double remove?)")  \
+    X(MSG_DENSE_FOREIGN, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool")         \
+    X(MSG_DENSE_FORGED, SP_LOG_WARN,                                                               \
+      "remove_handle: handle %#llx names no slot or life of this pool (forged?)")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
 #undef SP__MSG_ENUM
 
-/* Logs message `msg` (with printf arguments) through the pool's logger, or through the
-   default logger when pool is NULL. */
-void sp__log(const sp_pool *pool, sp__msg msg, ...);
-/* Same, at an explicit level instead of the message's own. */
-void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...);
-/* Same, with an explicit logger and name (for descriptors that never became a pool). */
-void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...);
+/* Formats message msg with its arguments and hands it to logger (zero: the default) under
+   name, at `level` (its own when level < 0). Every log line of the library goes through here. */
+void sp__log_to_level(const sp_logger *logger, const char *name, int level, sp__msg msg, ...);
+void sp__vlog_to(const sp_logger *logger, const char *name, int level, sp__msg msg, va_list ap);
+#define sp__log_to(logger, name, ...) sp__log_to_level((logger), (name), -1, __VA_ARGS__)
 
 /* The logger behind a zeroed sp_logger: warnings and errors to stderr. */
 void sp__default_log(sp_log_level level, const char *pool_name, const char *message, void *user);
@@ -352,49 +162,79 @@ void sp__default_log(sp_log_level level, const char *pool_name, const char *mess
 /* The C library allocator behind a zeroed sp_allocator. */
 void *sp__default_alloc(size_t size, size_t align, void *user);
 void sp__default_free(void *ptr, size_t size, void *user);
+/* The allocator a descriptor means: its own, or the C library's. */
+sp_allocator sp__allocator_or_default(const sp_allocator *a);
 
-/* Pool tags, unique among live pools (thread-safe), shared by sp_pool and sp_dense. Acquire
-   returns 0 when every tag is taken or retired; otherwise *first_life is the life the pool's
-   slots start at: above every life any earlier pool handed out under that tag. Release takes
-   the highest life the pool handed out (0: none), which its tag's next pool starts above; a
-   tag left with fewer than SP__TAG_LIFE_RESERVE lives retires for good. See support.c. */
-#define SP__TAG_LIFE_RESERVE (1u << 24)
-uint32_t sp__tag_acquire(uint32_t *first_life);
+/* One line for a NULL pool where a function needs one (the default logger: there is no other). */
+void sp__null_pool(const char *function);
+
+/* Rate-limited warnings: the first event, then each time the count reaches a power of two. */
+static inline bool sp__worth_a_line(uint64_t count) { return (count & (count - 1u)) == 0; }
+
+/* Counters sp_pool and sp_dense keep alike, and what sp_stats makes of them. */
+typedef struct sp__counters {
+    uint64_t created, disposed, acquired, reclaimed, dropped, grown_past_max;
+    uint64_t leased_disposed; /* lives ended by clear/destroy, not by a release */
+    uint64_t foreign_handles, forged_handles; /* refused lookups, for the rate-limited lines */
+    uint64_t grow_warn_at;    /* the next grown_past_max value that logs a warning */
+} sp__counters;
+/* Fills the counters' part of *out; `leased` is the number of members leased now. */
+void sp__counters_to_stats(const sp__counters *c, size_t leased, sp_stats *out);
+/* True when another member grown past max is worth a warning (1, 2, 4, 8... past). */
+bool sp__counters_grew(sp__counters *c, uint64_t past);
+
+/* ---- pool tags ----------------------------------------------------------------------------
+   Unique among the live pools that took one (thread-safe), shared by sp_pool and sp_dense. A
+   pool takes its tag with its first handle; sp_dense at creation. sp__tag_acquire returns false
+   when every tag is taken or retired; otherwise *first_life is the lowest life the pool may
+   hand out: above every life an earlier pool handed out under that tag. sp__tag_release takes
+   the highest life the pool handed out (0: none), which the tag's next pool starts above; a tag
+   left with fewer than SP__TAG_LIFE_RESERVE lives retires for good. See tags.c. */
+#define SP__TAG_LIFE_RESERVE (1u << 20)
+bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life);
 void sp__tag_release(uint32_t tag, uint32_t highest_life);
-/* White-box: a tag's high-water life, whether it retired, how many retired. sp__tags_reset
-   forgets the marks and retirements of every tag no live pool holds, as a fresh process would
-   have them: for test processes that fake exhausted lives (sp__debug_set_life,
-   sp__dense_set_life), which would otherwise retire tags for good. Handles of destroyed pools
-   may then resolve again: tests only. */
+uint32_t sp__tags_retired(void);
+/* White-box: a tag's high-water life, whether it retired. sp__tags_reset forgets the marks and
+   retirements of every tag no live pool holds, as a fresh process would have them: for test
+   processes that fake exhausted lives (sp__debug_set_life, sp__dense_set_life), which would
+   otherwise retire tags for good. Handles of destroyed pools may then resolve again: tests
+   only. */
 uint32_t sp__tag_high_water(uint32_t tag);
 bool sp__tag_is_retired(uint32_t tag);
-uint32_t sp__tags_retired(void);
 void sp__tags_reset(void);
+/* White-box: only tags below n are handed out (0: all), so that a test runs out of them
+   without 131072 live pools. Taken tags above n stay taken. */
+void sp__tags_limit(uint32_t n);
 
-/* ---- a pool's owner ------------------------------------------------------------------
-   A pool that belongs to something (the registry) tells it about its address ranges through
-   this small interface and knows nothing else about it: registry.c uses pools, pool.c never
-   calls into the registry, so the dependency runs one way. */
+/* ---- a pool's owner --------------------------------------------------------------------
+   A pool that belongs to something (the registry) tells it about its address ranges and its
+   tag through this small interface and knows nothing else about it: registry.c uses pools,
+   pool.c never calls into the registry, so the dependency runs one way. */
 typedef struct sp__pool_owner {
     /* The pool's range [lo, hi) exists now; SP_ERR_NOMEM refuses it (the pool then gives the
        range back and reports an allocator failure). */
     sp_result (*range_added)(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi);
     /* The range starting at lo is gone. */
     void (*range_removed)(void *owner, uintptr_t lo);
+    /* The pool took its tag (its first handle); SP_ERR_NOMEM refuses it (no handle then). */
+    sp_result (*tag_taken)(void *owner, sp_pool *pool, uint32_t tag);
     /* The pool is being destroyed, however that came about: it leaves its owner. */
     void (*pool_gone)(void *owner, const sp_pool *pool);
 } sp__pool_owner;
 
-/* Creates a pool that belongs to `owner` (NULL: none) from the start, so that its first ranges
-   are already known to the owner when its create hooks run. */
+/* What the registry asks of a pool (pool.c and threads.c answer). */
 sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
                             const char *default_name);
-/* True when item is the start of a built member of pool. O(1) expected. */
-bool sp__pool_has_member(const sp_pool *pool, const void *item);
+bool sp__pool_has_member(const sp_pool *pool, const void *item); /* built, leased or free */
+size_t sp__pool_leased(const sp_pool *pool);   /* exact for a thread-safe pool too */
+bool sp__pool_in_callback(const sp_pool *pool); /* a hook of it runs, or it is being destroyed */
+bool sp__pool_destroying(const sp_pool *pool);
+bool sp__pool_tag(const sp_pool *pool, uint32_t *tag); /* false: it has none yet */
+const sp_logger *sp__pool_logger(const sp_pool *pool);
 
 /* ---- debug records (SP_DEBUG >= 1) ------------------------------------------------------
-   One record per slot, in a flat array beside the slots (p->dbg): where the member was last
-   acquired and released, and the checksum taken at release where no sanitizer watches. */
+   One record a member slot, beside its other bookkeeping: where the member was last acquired
+   and released, and the checksum taken at release where no sanitizer watches. */
 #if SP_DEBUG
 typedef struct sp__dbg {
     const char *acq_file, *rel_file;
@@ -403,34 +243,16 @@ typedef struct sp__dbg {
     uint32_t has_sum;
 } sp__dbg;
 #  define SP__DBG_BYTES sizeof(sp__dbg)
+/* A member becomes free (released or built): checksum, optional fill, poison. */
+void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item, size_t item_size, bool fill);
+/* A free member is about to be handed out: unpoison, then verify the checksum. */
+void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, size_t item_size, uint32_t idx);
+/* Memory that no live member occupies / that is used again. */
+void sp__dbg_poison(void *mem, size_t size);
+void sp__dbg_unpoison(void *mem, size_t size);
 #else
 #  define SP__DBG_BYTES ((size_t)0)
 #endif
-
-#if SP_DEBUG
-/* A member becomes free (released or prewarmed): checksum, optional fill, poison. */
-void sp__dbg_freed(const sp_pool *p, sp__dbg *rec, void *item);
-/* A free member is about to be handed out: unpoison, then verify the checksum. */
-void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, uint32_t idx);
-/* Memory that no live member occupies (unbuilt or retired slots) / that is used again. */
-void sp__dbg_poison(void *mem, size_t size);
-void sp__dbg_unpoison(void *mem, size_t size);
-#endif
-/* Where a call came from, for the _at variants: NULL/0 when unknown. */
-void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line);
-void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line);
-
-/* ---- thread-safe pools (threads.c): what the other files call -------------------------
-   Hooks and log lines of a thread-safe pool run on many threads at once: they count as hooks
-   of their pool on their own thread only (a frame on a thread-local list), not in the shared
-   hook_depth. */
-typedef struct sp__hook_frame {
-    const struct sp_pool *pool;
-    struct sp__hook_frame *up;
-} sp__hook_frame;
-void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p);
-void sp__ts_hook_leave(const sp__hook_frame *f);
-bool sp__ts_in_hook(const sp_pool *p);
 
 /* ---- white-box test hooks ------------------------------------------------------------- */
 /* Sets the life counter of the slot holding item (a built member), to test exhaustion. */
@@ -438,8 +260,8 @@ void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
 /* Sets the acquisition counter (stats.acquired and the stamps that follow), to test wrap-around
    of the 32-bit acquisition stamps without 2^32 acquisitions. */
 void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired);
-/* Checks every internal invariant (lists, counts, states); returns false and logs on error.
-   O(size). */
+/* Checks every internal invariant (spans, stack, states, counts); returns false and logs on
+   error. O(size). */
 bool sp__pool_check(const sp_pool *pool);
 
 #endif

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Zlib */
 /* stats.c -- Stats: the numbers a pool reports, its leak reports by acquisition site, and the
    white-box checks the tests use (sp__pool_check). */
-#include "sp_threads.h"
+#include "pool_internal.h"
+#include "threads.h"
 
 #define SP__REPORT_SITES 8
-
 
 /* One log line per acquisition site of the leased members (the first SP__REPORT_SITES sites in
    the pool's order, then one line for the rest). */
@@ -21,8 +21,8 @@ size_t sp__report_sites(const sp_pool *p, const char *what, sp_log_level level) 
         sp__leased_site(p, i, &file, &line);
         total++;
         size_t k = 0;
-        while (k < nsites && !(sites[k].line == line && (sites[k].file == file ||
-                                                        (file && sites[k].file && strcmp(file, sites[k].file) == 0))))
+        while (k < nsites && !(sites[k].line == line &&
+                               (sites[k].file == file || (file && sites[k].file && strcmp(file, sites[k].file) == 0))))
             k++;
         if (k < nsites) {
             sites[k].count++;
@@ -49,16 +49,14 @@ size_t sp__report_sites(const sp_pool *p, const char *what, sp_log_level level) 
     return total;
 }
 
-
 size_t sp_leak_report(const sp_pool *pool, sp_log_level level) {
     if (!pool) {
         sp__null_pool("sp_leak_report");
         return 0;
     }
-    SP__TS_WINDOWED(pool, "sp_leak_report", size_t, sp_leak_report(w_, level));
+    SP__TS_WINDOW(pool, "sp_leak_report", size_t, sp_leak_report(w_, level));
     return sp__report_sites(pool, "leased", level);
 }
-
 
 void sp_stats_get(const sp_pool *pool, sp_stats *out) {
     if (!out) return;
@@ -67,85 +65,108 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
         sp__null_pool("sp_stats_get");
         return;
     }
-    if (SP__TS(pool)) { /* any time: the caches' counters summed under the lock */
+    if (pool->ts && !sp__ts_windowed(pool)) { /* any time: the caches' counters summed */
         sp__ts_stats(pool, out);
         return;
     }
-    out->size = pool->size;
-    size_t leased = sp__leased(pool);
+    size_t leased = pool_leased(pool);
+    size_t base = pool->mem.size - pool->mem.limbo;
+    size_t seen = base > pool->hot.peak_free ? base - pool->hot.peak_free : 0; /* see peak_sync */
+    out->size = pool->mem.size;
     out->leased = leased;
-    out->free = pool->size >= leased ? pool->size - leased : 0;
-    out->max = pool->max;
-    out->peak_leased = pool->peak_leased;
-    out->bytes = pool->bytes;
-    out->created = pool->created;
-    out->disposed = pool->disposed;
-    out->acquired = pool->acquired;
-    out->released = pool->acquired - leased - pool->leased_disposed;
-    out->reclaimed = pool->reclaimed;
-    out->dropped = pool->dropped;
-    out->grown_past_max = pool->grown_past_max;
-    out->bytes_reserved = pool->reserved_items_size + pool->reserved_books_size;
+    out->free = pool->mem.size - leased;
+    out->max = pool->cfg.max;
+    out->peak_leased = seen > pool->act.peak_leased ? seen : pool->act.peak_leased;
+    out->bytes = pool->mem.bytes;
+    out->bytes_reserved = pool->mem.bytes_reserved;
+    sp__counters c = pool->counters;
+    c.acquired = pool->hot.acquired;
+    sp__counters_to_stats(&c, leased, out);
 }
 
-
+/* The life is a handle's (the pool takes its tag first, so that it means the same in the word).
+   A leased member's lease becomes one with its handle out, so that its end moves the life on:
+   a member at SP__LIFE_MAX retires when it is released, as a handled member does. */
 void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life) {
     uint32_t idx = index_of(pool, item);
     SP_ASSERT(idx != SP__NIL && life >= 1u && life <= SP__LIFE_MAX);
-    sp__slot *s = slot_at(pool, idx);
-    s->word = life << SP__FLAG_BITS | (s->word & ((1u << SP__FLAG_BITS) - 1u));
+    bool tagged = sp__tag_take(pool);
+    SP_ASSERT(tagged && life > pool->handles.life_base);
+    (void)tagged;
+    _Atomic uint32_t *w = word_at(pool, idx);
+    uint32_t flags = wload(w) & SP__FLAGS_MASK;
+    if (plain_test(pool, idx)) {
+        plain_clear(pool, idx);
+        flags = (flags & ~(uint32_t)SP__STATE_MASK) | SP__LEASED;
+    }
+    if (word_state(flags) == SP__LEASED) flags |= SP__HANDLED;
+    wstore(w, word_make(life - pool->handles.life_base, flags));
 }
 
+void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired) { pool->hot.acquired = acquired; }
 
-void sp__debug_set_acquired(sp_pool *pool, uint64_t acquired) { pool->acquired = acquired; }
+/* ---- the white-box invariants ------------------------------------------------------------------ */
 
+static bool check_failed(const sp_pool *p, const char *what) {
+    sp__log(p, SP__MSG_CHECK_FAILED, what);
+    return false;
+}
 
 bool sp__pool_check(const sp_pool *p) {
-    SP__TS_WINDOWED(p, "sp__pool_check", bool, sp__pool_check(w_));
-    size_t leased = 0, leased_states = 0, free_n = 0, built = 0, reserved = 0;
-    uint32_t prev = SP__NIL;
-    for (uint32_t i = lease_head(p); i != SP__NIL; i = lease_next(p, i)) {
-        const sp__slot *s = slot_at(p, i);
-        if (!p->ordered || sp__state(s) != SP__LEASED || prev_of(p, i) != prev) return false;
-        /* acquisition order: stamps rank higher along the list (while the ranks are exact) */
-        if (prev != SP__NIL && p->acquired - p->stamp_origin < (UINT64_C(1) << 32) &&
-            stamp_rank(p, i) <= stamp_rank(p, prev))
-            return false;
-        prev = i;
-        if (++leased > p->reserved) return false;
-    }
-    if (prev != lease_tail(p)) return false;
-    for (uint32_t i = p->free_head; i != SP__NIL; i = slot_at(p, i)->next) {
-        if (sp__state(slot_at(p, i)) != SP__FREE) return false;
-        if (++free_n > p->reserved) return false;
-    }
-    for (uint32_t c = 0; c < p->range_count; c++) {
-        const sp__range *r = &p->ranges[c];
+    SP__TS_WINDOW(p, "sp__pool_check", bool, sp__pool_check(w_));
+    size_t leased = 0, free_n = 0, built = 0;
+    /* the spans: counts, states, recognition */
+    const sp__span *top = NULL;
+    for (uint32_t k = 0; k < rec_count(p); k++) {
+        const sp__span_rec *r = &p->mem.recs[k];
+        if (k && r->first != p->mem.recs[k - 1u].first + p->mem.recs[k - 1u].cap) return check_failed(p, "records");
+        const sp__span *s = rec_span(r);
+        if (!s) continue;
+        top = s;
+        if (s->first != r->first || s->cap != r->cap || span_count(s) > s->cap) return check_failed(p, "span");
         uint32_t b = 0;
-        if (r->count > r->cap || (!r->items && r->count)) return false;
-        if (c && r->first != p->ranges[c - 1u].first + p->ranges[c - 1u].cap) return false;
-        for (uint32_t i = 0; i < r->count; i++) {
-            uint32_t st = sp__state(slot_at(p, r->first + i));
+        for (uint32_t i = 0; i < span_count(s); i++) {
+            uint32_t idx = s->first + i, w = wload(&s->words[i]), st = word_state(w);
+            if (w & (SP__BUSY | SP__RELEASING | SP__MARKED)) return check_failed(p, "flags outside a hook");
             if (st == SP__FREE || st == SP__LEASED) b++;
-            leased_states += st == SP__LEASED;
-            if (index_of(p, r->items + (size_t)i * p->stride) != r->first + i) return false;
+            if (slot_leased(p, idx, w)) leased++;
+            if (st != SP__FREE && plain_test(p, idx)) return check_failed(p, "plain bit");
+            if (index_of(p, s->items + (size_t)i * p->hot.stride) != idx) return check_failed(p, "index_of");
+            if (word_life(w) < 1u) return check_failed(p, "life");
         }
-        if (b != r->built) return false;
+        if (b != s->built) return check_failed(p, "built");
         built += b;
-        reserved += r->count;
-        if (r->count && r->first + r->count > p->slot_cap) return false;
     }
-    /* Outside live ranges, no slot holds a member; no slot's life is below the pool's first
-       (those lives belong to earlier pools of its tag). */
-    for (uint32_t idx = 0; idx < p->slot_cap; idx++) {
-        if (sp__life(slot_at(p, idx)) < p->life_first) return false;
-        const sp__range *r = &p->ranges[range_of_index(p, idx)];
-        uint32_t st = sp__state(slot_at(p, idx));
-        bool live = p->range_count && idx >= r->first && idx - r->first < r->count;
-        if (!live && (st == SP__FREE || st == SP__LEASED)) return false;
+    if (top != top_span(p)) return check_failed(p, "top span");
+    /* the stack: free members, each once */
+    for (uint32_t i = 0; i < p->hot.free_count; i++) {
+        uint32_t idx = p->hot.stack[i];
+        const sp__span *s = span_of(p, idx);
+        if (!s) return check_failed(p, "stack entry");
+        uint32_t w = wload(word_in(s, idx));
+        if (word_state(w) != SP__FREE || plain_test(p, idx) || (w & SP__MARKED)) return check_failed(p, "stack state");
+        wstore((_Atomic uint32_t *)word_in(s, idx), w | SP__MARKED); /* seen: a second entry is caught */
+        free_n++;
     }
-    if (!p->ordered) leased = leased_states; /* no list: the states are the leased set */
-    return leased == sp__leased(p) && leased_states == sp__leased(p) && built == p->size &&
-           leased + free_n == p->size &&
-           reserved == p->reserved && p->created - p->disposed == p->size;
+    for (uint32_t i = 0; i < p->hot.free_count; i++) {
+        _Atomic uint32_t *w = word_at(p, p->hot.stack[i]);
+        wstore(w, wload(w) & ~(uint32_t)SP__MARKED);
+    }
+    /* the lease list, in acquisition order */
+    if (p->cfg.ordered) {
+        size_t listed = 0;
+        uint32_t prev = SP__NIL;
+        for (uint32_t i = p->act.lease_head; i != SP__NIL; i = olink_at(p, i)->next) {
+            if (word_state(wload(word_at(p, i))) != SP__LEASED || olink_at(p, i)->prev != prev) return check_failed(p, "lease list");
+            if (prev != SP__NIL && p->hot.acquired - p->act.stamp_origin < (UINT64_C(1) << 32) &&
+                stamp_rank(p, i) <= stamp_rank(p, prev))
+                return check_failed(p, "stamps");
+            prev = i;
+            if (++listed > built) return check_failed(p, "lease list length");
+        }
+        if (prev != p->act.lease_tail || listed != leased) return check_failed(p, "lease list ends");
+    }
+    if (p->mem.limbo != 0) return check_failed(p, "limbo");
+    return leased == pool_leased(p) && built == p->mem.size && leased + free_n == p->mem.size &&
+           p->counters.created - p->counters.disposed == p->mem.size;
 }

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: Zlib */
-/* support.c -- what every part of the library leans on: result strings, log lines, the C
-   library allocator, and the table of pool tags that keeps handles of different live pools
-   apart. */
+/* support.c -- what every part of the library leans on: result strings, the version, log
+   lines, the C library allocator, and the counters sp_pool and sp_dense report alike. */
 #include "sp_internal.h"
 
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- results -------------------------------------------------------------------------- */
+/* ---- results and the version ---------------------------------------------------------- */
 
 const char *sp_result_str(sp_result result) {
 #define SP__RESULT_CASE(name, value, text) \
@@ -23,8 +21,6 @@ const char *sp_result_str(sp_result result) {
     }
 #undef SP__RESULT_CASE
 }
-
-/* ---- version -------------------------------------------------------------------------- */
 
 const char *sp_version(void) { return SP_VERSION; }
 
@@ -41,9 +37,7 @@ typedef struct sp__msg_info {
 static const sp__msg_info sp__messages[SP__MSG_COUNT] = {SP__MSG_LIST(SP__MSG_INFO)};
 #undef SP__MSG_INFO
 
-/* The default logger: warnings and errors to stderr, one line each. */
-void sp__default_log(sp_log_level level, const char *pool_name, const char *message,
-                           void *user) {
+void sp__default_log(sp_log_level level, const char *pool_name, const char *message, void *user) {
     (void)user;
     if (level > SP_LOG_WARN) return;
     fprintf(stderr, "spawnpool %s: %s%s%s\n", level == SP_LOG_ERROR ? "error" : "warning",
@@ -51,12 +45,10 @@ void sp__default_log(sp_log_level level, const char *pool_name, const char *mess
             message);
 }
 
-/* Formats message msg and hands it to the logger at `level` (the table's level when < 0). */
-static void sp__vlog_level(const sp_logger *logger, const char *name, int level, sp__msg msg,
-                           va_list ap) {
-    char line[256];
+void sp__vlog_to(const sp_logger *logger, const char *name, int level, sp__msg msg, va_list ap) {
+    char line[320];
     const sp__msg_info *info = &sp__messages[msg];
-    sp_log_level lv = level < 0 ? info->level : (sp_log_level)level;
+    /* The format comes from the table above, never from a caller. */
 #if defined(__GNUC__) || defined(__clang__)
 #  pragma GCC diagnostic push
 #  pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -65,56 +57,21 @@ static void sp__vlog_level(const sp_logger *logger, const char *name, int level,
 #if defined(__GNUC__) || defined(__clang__)
 #  pragma GCC diagnostic pop
 #endif
+    sp_log_level lv = level < 0 ? info->level : (sp_log_level)level;
     if (logger && logger->log)
         logger->log(lv, name ? name : "", line, logger->user);
     else
         sp__default_log(lv, name ? name : "", line, NULL);
 }
 
-/* A pool's line. The logger is a callback of the pool like its hooks, and it runs in the middle
-   of operations (a GROW warning between building a member and handing it out, the leak line at
-   the start of sp_pool_destroy, a retirement inside a release): for as long as it runs it counts
-   as a hook (hook_depth), so that destroying, clearing or trimming the pool from it is refused
-   instead of freeing the pool under the operation. Pools are never const objects, only const
-   views of them. */
-static void sp__pool_vlog(const sp_pool *pool, int level, sp__msg msg, va_list ap) {
-    if (!pool) {
-        sp__vlog_level(NULL, "", level, msg, ap);
-        return;
-    }
-    sp_pool *p = (sp_pool *)(uintptr_t)pool;
-    if (p->ts && !p->ts_view) { /* a thread-safe pool logs from many threads at once */
-        sp__hook_frame f;
-        sp__ts_hook_enter(&f, p);
-        sp__vlog_level(&p->logger, p->name, level, msg, ap);
-        sp__ts_hook_leave(&f);
-        return;
-    }
-    p->hook_depth++;
-    sp__vlog_level(&p->logger, p->name, level, msg, ap);
-    p->hook_depth--;
-}
-
-void sp__log_level(const sp_pool *pool, sp_log_level level, sp__msg msg, ...) {
+void sp__log_to_level(const sp_logger *logger, const char *name, int level, sp__msg msg, ...) {
     va_list ap;
     va_start(ap, msg);
-    sp__pool_vlog(pool, (int)level, msg, ap);
+    sp__vlog_to(logger, name, level, msg, ap);
     va_end(ap);
 }
 
-void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...) {
-    va_list ap;
-    va_start(ap, msg);
-    sp__vlog_level(logger, name, -1, msg, ap);
-    va_end(ap);
-}
-
-void sp__log(const sp_pool *pool, sp__msg msg, ...) {
-    va_list ap;
-    va_start(ap, msg);
-    sp__pool_vlog(pool, -1, msg, ap);
-    va_end(ap);
-}
+SP__NOINLINE void sp__null_pool(const char *function) { sp__log_to(NULL, "", SP__MSG_NULL_POOL, function); }
 
 /* ---- the C library allocator ---------------------------------------------------------- */
 
@@ -133,97 +90,31 @@ void sp__default_free(void *ptr, size_t size, void *user) {
     free(ptr);
 }
 
-/* ---- pool tags ------------------------------------------------------------------------
-   A handle carries its pool's 12-bit tag so that a handle of one pool never resolves in
-   another. Tags are few (4095), so they come back: a game that rebuilds its pools every level
-   gets a destroyed pool's tag again after 4095 creations. What keeps the old handles out is the
-   life: the table remembers, per tag, the highest life any pool (sp_pool or sp_dense) ever
-   handed out under it, and a pool that takes the tag starts every slot's life above that. A
-   handle of an earlier pool then carries a life below the new pool's first: it can match
-   nothing there. A tag with fewer than SP__TAG_LIFE_RESERVE lives left above its high-water
-   mark is retired for good, so every pool's slots have at least that many lives each.
-   Tags are handed out round-robin (a destroyed pool's tag is the last to come back, and wear
-   spreads over all tags). Creation and destruction are cold, so a spinlock is enough. */
-
-static atomic_flag sp__tag_lock = ATOMIC_FLAG_INIT;
-static uint64_t sp__tag_used[(SP__TAG_MAX + 64u) / 64u];    /* taken by a live pool */
-static uint64_t sp__tag_retired[(SP__TAG_MAX + 64u) / 64u]; /* lives used up: never again */
-static uint32_t sp__tag_high[SP__TAG_MAX + 1u];             /* highest life handed out */
-static uint32_t sp__tag_cursor;
-
-static void sp__tag_lock_take(void) {
-    while (atomic_flag_test_and_set_explicit(&sp__tag_lock, memory_order_acquire)) {
+sp_allocator sp__allocator_or_default(const sp_allocator *a) {
+    sp_allocator out = *a;
+    if (!out.alloc) {
+        out.alloc = sp__default_alloc;
+        out.free = sp__default_free;
+        out.user = NULL;
     }
+    return out;
 }
 
-static void sp__tag_lock_drop(void) { atomic_flag_clear_explicit(&sp__tag_lock, memory_order_release); }
+/* ---- counters ------------------------------------------------------------------------- */
 
-static bool sp__tag_bit(const uint64_t *bits, uint32_t tag) {
-    return (bits[tag / 64u] >> (tag % 64u)) & 1u;
+void sp__counters_to_stats(const sp__counters *c, size_t leased, sp_stats *out) {
+    out->created = c->created;
+    out->disposed = c->disposed;
+    out->acquired = c->acquired;
+    out->released = c->acquired - leased - c->leased_disposed;
+    out->reclaimed = c->reclaimed;
+    out->dropped = c->dropped;
+    out->grown_past_max = c->grown_past_max;
 }
 
-static void sp__tag_bit_set(uint64_t *bits, uint32_t tag, bool on) {
-    uint64_t bit = UINT64_C(1) << (tag % 64u);
-    bits[tag / 64u] = on ? bits[tag / 64u] | bit : bits[tag / 64u] & ~bit;
-}
-
-uint32_t sp__tag_acquire(uint32_t *first_life) {
-    uint32_t found = 0;
-    sp__tag_lock_take();
-    for (uint32_t i = 0; i < SP__TAG_MAX; i++) {
-        uint32_t tag = (sp__tag_cursor + i) % SP__TAG_MAX + 1u;
-        if (!sp__tag_bit(sp__tag_used, tag) && !sp__tag_bit(sp__tag_retired, tag)) {
-            sp__tag_bit_set(sp__tag_used, tag, true);
-            sp__tag_cursor = tag;
-            found = tag;
-            *first_life = sp__tag_high[tag] + 1u;
-            break;
-        }
-    }
-    sp__tag_lock_drop();
-    return found;
-}
-
-void sp__tag_release(uint32_t tag, uint32_t highest_life) {
-    if (tag == 0 || tag > SP__TAG_MAX) return;
-    sp__tag_lock_take();
-    if (highest_life > sp__tag_high[tag]) sp__tag_high[tag] = highest_life;
-    /* The next pool's slots would start at high + 1 and must have the reserve after it. */
-    if (sp__tag_high[tag] >= SP__LIFE_MAX - SP__TAG_LIFE_RESERVE) sp__tag_bit_set(sp__tag_retired, tag, true);
-    sp__tag_bit_set(sp__tag_used, tag, false);
-    sp__tag_lock_drop();
-}
-
-uint32_t sp__tag_high_water(uint32_t tag) {
-    if (tag == 0 || tag > SP__TAG_MAX) return 0;
-    sp__tag_lock_take();
-    uint32_t high = sp__tag_high[tag];
-    sp__tag_lock_drop();
-    return high;
-}
-
-bool sp__tag_is_retired(uint32_t tag) {
-    if (tag == 0 || tag > SP__TAG_MAX) return false;
-    sp__tag_lock_take();
-    bool retired = sp__tag_bit(sp__tag_retired, tag);
-    sp__tag_lock_drop();
-    return retired;
-}
-
-uint32_t sp__tags_retired(void) {
-    uint32_t n = 0;
-    sp__tag_lock_take();
-    for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) n += sp__tag_bit(sp__tag_retired, tag);
-    sp__tag_lock_drop();
-    return n;
-}
-
-void sp__tags_reset(void) {
-    sp__tag_lock_take();
-    for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) {
-        if (sp__tag_bit(sp__tag_used, tag)) continue; /* a live pool's lives stay its own */
-        sp__tag_bit_set(sp__tag_retired, tag, false);
-        sp__tag_high[tag] = 0;
-    }
-    sp__tag_lock_drop();
+bool sp__counters_grew(sp__counters *c, uint64_t past) {
+    c->grown_past_max += past;
+    if (c->grown_past_max < c->grow_warn_at) return false;
+    while (c->grow_warn_at <= c->grown_past_max) c->grow_warn_at = c->grow_warn_at ? c->grow_warn_at * 2u : 1u;
+    return true;
 }

@@ -221,7 +221,7 @@ static void dense_on_move_destroying_its_pool_during_a_reclaim_is_refused(void *
     uint64_t x = 1, y = 2, z = 3;
     assert_non_null(sp_dense_add(d, &x));
     assert_non_null(sp_dense_add(d, &y));
-    sp__dense_set_life(d, 0, (1u << 28) - 1u); /* the oldest is in its last life */
+    sp__dense_set_life(d, 0, TEST_LIFE_MAX); /* the oldest is in its last life */
     a.destroy = 1;
     a.d = d;
     void *fresh = sp_dense_add(d, &z); /* erase x (y moves: on_move, the attack), reclaim y */

@@ -420,9 +420,9 @@ static void stale_and_forged_handles_are_rejected(void **state) {
     assert_int_equal(f.tl.warnings, warnings + 2);
 
     /* forged: a life never issued, a slot never used, life 0, random bits */
-    sp_handle future = {b.id + ((uint64_t)5 << 36)};
+    sp_handle future = {b.id + ((uint64_t)5 << TEST_LIFE_SHIFT)};
     sp_handle far_slot = {(b.id & ~(uint64_t)0xFFFFFF) | 0x123456};
-    sp_handle life0 = {b.id & (((uint64_t)1 << 36) - 1)};
+    sp_handle life0 = {b.id & (((uint64_t)1 << TEST_LIFE_SHIFT) - 1)};
     assert_null(sp_dense_resolve(d, future));
     assert_null(sp_dense_resolve(d, far_slot));
     assert_null(sp_dense_resolve(d, life0));
@@ -449,9 +449,9 @@ static void exhausted_slot_retires_instead_of_wrapping(void **state) {
     sp_handle old = sp_dense_add_handle(d, NULL);
     sp_dense_remove_handle(d, old);
     sp_dense_add(d, NULL); /* reuses slot 0 at life 2 */
-    sp__dense_set_life(d, 0, (1u << 28) - 1);
+    sp__dense_set_life(d, 0, TEST_LIFE_MAX);
     sp_handle last = sp_dense_handle_at(d, 0);
-    assert_int_equal(last.id >> 36, (1u << 28) - 1);
+    assert_int_equal(last.id >> TEST_LIFE_SHIFT, TEST_LIFE_MAX);
     sp_dense_remove_at(d, 0);
     assert_int_equal(sp__dense_check(d), 0);
     sp_handle next = sp_dense_add_handle(d, NULL);
@@ -468,7 +468,7 @@ static void exhausted_slot_retires_instead_of_wrapping(void **state) {
     sp_dense *r = sp_dense_create(&g.desc);
     sp_dense_add(r, NULL);
     sp_dense_add(r, NULL);
-    sp__dense_set_life(r, 0, (1u << 28) - 1);
+    sp__dense_set_life(r, 0, TEST_LIFE_MAX);
     sp_handle h0 = sp_dense_handle_at(r, 0);
     particle p = part(77);
     particle *at = (particle *)sp_dense_add(r, &p);
@@ -761,7 +761,7 @@ static void handles_never_cross_between_dense_and_plain_pools(void **state) {
     sp_handle pool_h = sp_handle_of(p, member);
     assert_false(sp_handle_is_null(dense_h));
     assert_false(sp_handle_is_null(pool_h));
-    assert_true((dense_h.id >> 24 & 0xFFF) != (pool_h.id >> 24 & 0xFFF));
+    assert_true((dense_h.id >> TEST_TAG_SHIFT & TEST_TAG_MASK) != (pool_h.id >> TEST_TAG_SHIFT & TEST_TAG_MASK));
     assert_null(sp_resolve(p, dense_h));
     assert_null(sp_dense_resolve(d, pool_h));
     assert_ptr_equal(sp_resolve(p, pool_h), member);

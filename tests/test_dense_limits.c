@@ -26,7 +26,7 @@
 int sp__dense_check(const sp_dense *d);
 void sp__dense_set_life(sp_dense *d, size_t index, uint32_t life);
 
-#define LIFE_MAX ((1u << 28) - 1u)
+#define LIFE_MAX (TEST_LIFE_MAX)
 
 typedef struct spark {
     uint32_t key;
@@ -151,7 +151,7 @@ static void forged_and_foreign_lookups_warn_rate_limited(void **state) {
     sp_dense *other = sp_dense_create(&desc);
     sp_handle h = sp_dense_add_handle(d, NULL);
     sp_handle theirs = sp_dense_add_handle(other, NULL);
-    sp_handle forged = {h.id + ((uint64_t)5 << 36)}; /* a life never handed out */
+    sp_handle forged = {h.id + ((uint64_t)5 << TEST_LIFE_SHIFT)}; /* a life never handed out */
     for (int i = 0; i < 200000; i++) assert_null(sp_dense_resolve(d, forged));
     assert_int_equal(tl.warnings, 18);
     assert_true(test_log_last_has(&tl, "(131072 so far)"));

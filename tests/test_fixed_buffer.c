@@ -151,11 +151,16 @@ static void buffer_of_sp_buffer_size_holds_that_many_members(void **state) {
                     fail();
                 }
             }
-            /* ...and a byte less never holds more than n: the estimate is not padded. */
-            size_t less = capacity_of(&d, size - 1, 0);
-            if (less > n) {
-                print_error("item %zu: %zu bytes hold %zu members, asked for %zu\n", kinds[k].item,
-                            size - 1, less, n);
+            /* ...and it is the least size that does: a byte less holds fewer at some start
+               (the layout depends on the start through its alignment only). */
+            size_t a = kinds[k].align > 8 ? kinds[k].align : 8, least = n;
+            for (size_t off = 0; off < a && least == n; off++) {
+                size_t less = capacity_of(&d, size - 1, off);
+                if (less < least) least = less;
+            }
+            if (least >= n) {
+                print_error("item %zu: %zu bytes hold %zu members at every start, asked for %zu\n",
+                            kinds[k].item, size - 1, least, n);
                 fail();
             }
             /* Monotonic and roughly linear. */
@@ -240,12 +245,12 @@ static void reclaim_and_handles_work_in_a_fixed_buffer(void **state) {
     (void)state;
     test_env env;
     sp_desc d = fixed_desc(&env, 16);
+    d.overflow = SP_OVERFLOW_RECLAIM; /* (acquisition order: sized with it, its links) */
     size_t size = sp_buffer_size(&d, 4);
     guarded g = guarded_make(size, 0);
     d.buffer = g.buf;
     d.buffer_size = size;
     d.max = 4;
-    d.overflow = SP_OVERFLOW_RECLAIM;
     sp_pool *p = sp_pool_create(&d);
     void *m[4];
     sp_handle h[4];

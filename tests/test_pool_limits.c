@@ -98,7 +98,7 @@ static void resolve_warnings_are_rate_limited_per_pool_and_kind(void **state) {
     sp_handle h, theirs;
     void *m = sp_acquire_handle(p, NULL, &h);
     assert_non_null(sp_acquire_handle(other, NULL, &theirs));
-    sp_handle forged = {h.id + ((uint64_t)9 << 36)}; /* a life never handed out */
+    sp_handle forged = {h.id + ((uint64_t)9 << TEST_LIFE_SHIFT)}; /* a life never handed out */
     for (int i = 0; i < 200000; i++) assert_null(sp_resolve(p, forged));
     assert_int_equal(env.log.warnings, 18);
     assert_true(test_log_last_has(&env.log, "forged? (131072 so far)"));
@@ -106,7 +106,7 @@ static void resolve_warnings_are_rate_limited_per_pool_and_kind(void **state) {
     assert_int_equal(env.log.warnings, 18 + 3);
     assert_true(test_log_last_has(&env.log, "belongs to another pool (4 so far)"));
     /* The other pool keeps its own counts. */
-    sp_handle forged_there = {theirs.id + ((uint64_t)9 << 36)};
+    sp_handle forged_there = {theirs.id + ((uint64_t)9 << TEST_LIFE_SHIFT)};
     assert_null(sp_resolve(other, forged_there));
     assert_int_equal(env.log.warnings, 22);
     assert_true(test_log_last_has(&env.log, "(1 so far)"));

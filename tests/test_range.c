@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Zlib */
-/* The reserved range: a default pool reserves address space for its largest size and commits
-   it as it grows (members never move, pointers into the uncommitted part are refused without
-   being read), sp_trim decommits the pages above its highest built member, a reservation that
-   fails falls back to ranges with one info line, a commit that fails is an allocator failure,
-   and members start on cache lines. In a build without virtual memory (SP_NO_VIRTUAL_MEMORY,
-   build/fallback) every pool takes the fallback: the tests that need a reservation say so and
-   check the fallback instead. */
+/* Spans: a pool's members live in spans, blocks of the process's shared source of address
+   space (committed as they fill) where there is virtual memory, ranges from the allocator
+   where there is not. Members never move; a pool with max holds them all in one span, every
+   member at its index's place; pointers into a span's uncommitted part are refused without
+   being read; sp_trim gives back spans without a built member and decommits the pages above a
+   span's highest built member; a source that cannot give a block falls back to ranges with one
+   info line; a commit that fails is an allocator failure; members start on cache lines. In a
+   build without virtual memory (SP_NO_VIRTUAL_MEMORY, build/fallback) every pool takes the
+   fallback: the tests that need the source say so and check the fallback instead. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
-#include "sp_internal.h" /* struct sp_pool: where the slots lie */
+#include "sp_internal.h" /* sp__pool_check */
 #include "sp_os.h"
 
 #include <string.h>
@@ -40,50 +42,22 @@ static bool reserves(const sp_pool *p) {
 static void members_never_move_and_share_one_range(void **state) {
     (void)state;
     enum { N = 5000 };
-    sp_desc d = {.name = "range", .item_size = 64};
-    sp_pool *p = sp_pool_create(&d);
-    assert_non_null(p);
-    assert_int_equal(reserves(p), sp__os_has_virtual_memory());
-    static unsigned char *m[N];
-    for (int i = 0; i < N; i++) {
-        m[i] = sp_acquire(p);
-        assert_non_null(m[i]);
-        assert_int_equal((uintptr_t)m[i] % 64u, 0); /* 64-byte members never straddle lines */
-        memset(m[i], i & 0xFF, 64);
-    }
-    if (reserves(p)) /* one range: every member at its index's place */
-        for (int i = 1; i < N; i++) assert_ptr_equal(m[i], m[0] + (size_t)i * 64u);
-    for (int i = 0; i < N; i++) assert_int_equal(m[i][63], i & 0xFF);
-    assert_true(sp__pool_check(p));
-    assert_int_equal(sp_release_all(p), N);
-    sp_pool_destroy(p);
-}
-
-/* A reserved pool's slots start half a page (2048 bytes) into their page: at a page's start
-   they advanced in step with a caller's pointer array 16 bytes into its page (glibc's large
-   chunks), and every slot load waited on the pointer store just made (4K aliasing;
-   docs/performance.md). Both slot sizes, grown over several pages of slots, then trimmed and
-   grown again. */
-static void reserved_slots_start_half_a_page_in(void **state) {
-    (void)state;
-    size_t page = sp__os_page_size(), colour = page / 2u < 2048u ? page / 2u : 2048u;
-    for (int ordered = 0; ordered < 2; ordered++) {
-        enum { N = 3000 }; /* 3 to 12 pages of slots */
-        sp_pool *p = sp_pool_create(&(sp_desc){
-            .name = "colour", .item_size = 16, .order = ordered ? SP_ORDER_ACQUISITION : SP_ORDER_MEMORY});
+    for (int bounded = 0; bounded < 2; bounded++) {
+        sp_desc d = {.name = "range", .item_size = 64, .max = bounded ? N : 0};
+        sp_pool *p = sp_pool_create(&d);
         assert_non_null(p);
-        static void *m[N];
-        for (int i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
-        if (!reserves(p)) {
-            sp_pool_destroy(p);
-            skip();
+        assert_int_equal(reserves(p), 0); /* nothing yet: address space comes with use */
+        static unsigned char *m[N];
+        for (int i = 0; i < N; i++) {
+            m[i] = sp_acquire(p);
+            assert_non_null(m[i]);
+            assert_int_equal((uintptr_t)m[i] % 64u, 0); /* 64-byte members never straddle lines */
+            memset(m[i], i & 0xFF, 64);
         }
-        assert_int_equal((uintptr_t)p->slots % page, colour);
-        assert_ptr_equal(p->slots, p->reserved_books + colour);
-        assert_true(sp__pool_check(p));
-        for (int i = 0; i < N; i++) assert_int_equal(sp_release(p, m[i]), SP_OK);
-        sp_trim(p, 0);
-        for (int i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+        assert_int_equal(reserves(p), sp__os_has_virtual_memory());
+        if (bounded && reserves(p)) /* one span: every member at its index's place */
+            for (int i = 1; i < N; i++) assert_ptr_equal(m[i], m[0] + (size_t)i * 64u);
+        for (int i = 0; i < N; i++) assert_int_equal(m[i][63], i & 0xFF); /* nothing moved */
         assert_true(sp__pool_check(p));
         assert_int_equal(sp_release_all(p), N);
         sp_pool_destroy(p);
@@ -95,6 +69,7 @@ static void a_pointer_into_the_uncommitted_part_is_refused_unread(void **state) 
     test_env env;
     sp_desc d = test_env_desc(&env, "range", 64);
     d.allocator = (sp_allocator){0}; /* the platform's virtual memory */
+    d.max = 2000000;                  /* one span for all: address space for 2M members */
     sp_pool *p = sp_pool_create(&d);
     unsigned char *first = sp_acquire(p);
     if (!reserves(p)) {
@@ -126,9 +101,10 @@ static void trim_decommits_the_pages_above_the_highest_built_member(void **state
     assert_true(before.bytes >= (size_t)N * 64u);
     assert_int_equal(sp_trim(p, 0), N - 1);
     sp_stats_get(p, &after);
-    /* Whichever way the pool holds its members, their memory went back, not the address space. */
+    /* Whichever way the pool holds its members, their memory went back, and the spans left
+       without a member went back to the source. */
     assert_true(after.bytes + (size_t)(N - 100) * 64u <= before.bytes);
-    assert_int_equal(after.bytes_reserved, before.bytes_reserved);
+    assert_true(after.bytes_reserved < before.bytes_reserved || !reserves(p));
     assert_true(sp_is_leased(p, low));
     assert_true(sp__pool_check(p));
     /* It grows again into the same place. */
@@ -147,13 +123,17 @@ static void a_failed_reservation_falls_back_with_one_info_line(void **state) {
     test_env env;
     sp_desc d = test_env_desc(&env, "nospace", 32);
     d.allocator = (sp_allocator){0};
+    d.max = (size_t)1 << 24; /* 512 MiB of address space: a region of its own */
     sp__os_fail_reserve_after(0);
     sp_pool *p = sp_pool_create(&d);
-    sp__os_fail_reserve_after(-1);
     assert_non_null(p);
+    void *first = sp_acquire(p); /* the source asks the system for a region, in vain */
+    sp__os_fail_reserve_after(-1);
+    assert_non_null(first);
     assert_int_equal(env.log.infos, 1);
     assert_true(test_log_last_has(&env.log, "could not reserve"));
     assert_false(reserves(p));
+    assert_int_equal(sp_release(p, first), SP_OK);
     void *m[600];
     for (int i = 0; i < 600; i++) assert_non_null(m[i] = sp_acquire(p)); /* three ranges */
     for (int i = 0; i < 600; i++) assert_int_equal(sp_release(p, m[i]), SP_OK);
@@ -168,11 +148,12 @@ static void a_failed_commit_is_an_allocator_failure(void **state) {
     test_env env;
     sp_desc d = test_env_desc(&env, "nocommit", 64);
     d.allocator = (sp_allocator){0};
+    d.max = 100000; /* one span, committed as it fills, 256 members (chunk_items) a step */
     sp_pool *p = sp_pool_create(&d);
-    assert_true(reserves(p));
     void *m[300];
     for (int i = 0; i < 256; i++) assert_non_null(m[i] = sp_acquire(p)); /* the first step */
-    /* The next member needs a commit (its slot's page is already committed). */
+    assert_true(reserves(p));
+    /* The next member needs a commit. */
     for (long k = 0; k < 1; k++) {
         sp_stats before, after;
         sp_stats_get(p, &before);
@@ -249,7 +230,6 @@ static void a_destroyed_pool_leaves_no_poison_behind(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(members_never_move_and_share_one_range),
-        cmocka_unit_test(reserved_slots_start_half_a_page_in),
         cmocka_unit_test(a_pointer_into_the_uncommitted_part_is_refused_unread),
         cmocka_unit_test(trim_decommits_the_pages_above_the_highest_built_member),
         cmocka_unit_test(a_failed_reservation_falls_back_with_one_info_line),

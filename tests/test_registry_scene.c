@@ -240,7 +240,7 @@ static void resolve_finds_the_member_in_whichever_pool_issued_the_handle(void **
     for (int i = 0; i < POOLS; i++)
         if (i != 3 && i != 7) assert_ptr_equal(sp_registry_resolve(s.reg, handles[i]), members[i]);
     /* a forged id with a registered tag is the pool's to report */
-    sp_handle forged = {handles[5].id + ((uint64_t)1000 << 36)};
+    sp_handle forged = {handles[5].id + ((uint64_t)1000 << TEST_LIFE_SHIFT)};
     assert_null(sp_registry_resolve(s.reg, forged));
     assert_int_equal(test_scene_lines(&s), before + 1);
     assert_string_equal(s.log.last_pool, "pool5");

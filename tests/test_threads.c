@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "sp_internal.h"
-#include "sp_threads.h"
+#include "threads.h"
 #include "testutil.h"
 #include "threads_util.h"
 
@@ -206,7 +206,7 @@ static void producer_consumer_grows_magazines_within_bounds(void **state) {
     assert_int_equal(atomic_load(&violations), 0);
     assert_int_equal(args[1].moved, 20000);
 #if SP__HAVE_THREADS
-    uint32_t grown = pool->ts->mag_size;
+    uint32_t grown = sp__ts_magazine_size(pool);
     assert_true(grown > 8 && grown <= 64);
     assert_int_equal(grown & (grown - 1), 0); /* doubled from 8 */
 #endif

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "sp_internal.h"
+#include "pool_internal.h"
 #include "testutil.h"
 #include "threads_util.h"
 
@@ -194,7 +194,7 @@ static void hooks_run_on_the_calling_thread(void **state) {
     d.on_release = h_release;
     sp_pool *pool = sp_pool_create(&d);
     assert_non_null(pool);
-    pool->user = pool; /* white-box, before any member is built: the hooks call their pool */
+    pool->cfg.user = pool; /* white-box, before any member is built: the hooks call their pool */
     hook_arg args[4];
     for (int i = 0; i < 4; i++) args[i] = (hook_arg){pool, i + 1, 500};
     run_threads(4, hook_churn, args, sizeof args[0]);

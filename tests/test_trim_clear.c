@@ -331,7 +331,8 @@ static void exhausted_lives_stay_exhausted_across_clear_and_trim(void **state) {
             }
             for (int i = 0; i < N; i++) sp_release(p, now[i]);
         }
-        assert_true(h.reused > 0);
+        /* (Whether the memory came back depends on the record: the record of an exhausted
+           slot retires with it, and its memory need not be used again.) */
         for (int i = 0; i < n; i++) {
             for (int j = 0; j < N; j++) assert_false(sp_handle_eq(seen[i], old[j]));
             for (int j = 0; j < i; j++) assert_false(sp_handle_eq(seen[i], seen[j]));

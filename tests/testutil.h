@@ -21,6 +21,13 @@ typedef struct test_alloc {
     size_t live_blocks;
 } test_alloc;
 
+/* The bits of sp_handle.id (include/spawnpool.h, HANDLES): life | tag | slot index. */
+#define TEST_LIFE_SHIFT 41u
+#define TEST_TAG_SHIFT 24u
+#define TEST_TAG_MASK 0x1FFFFu
+#define TEST_SLOT_MASK 0xFFFFFFu
+#define TEST_LIFE_MAX ((1u << 23) - 1u)
+
 #define TEST_ALLOC_FRESH 0xA5
 #define TEST_ALLOC_FREED 0xDD
 

@@ -20,6 +20,10 @@
 
 #include "fuzz.h"
 
+#ifndef FZ_LIFE_SHIFT
+#  define FZ_LIFE_SHIFT 41u /* where a handle's life starts (see HANDLES) */
+#endif
+
 /* White-box: the library's own check of the dense pool's invariants (0: consistent). */
 int sp__dense_check(const sp_dense *d);
 
@@ -485,7 +489,7 @@ static void fd_op_lookups(unsigned b, fz_input *in) {
     if (fd.count < fd.cap) FZ_CHECK(sp_dense_index_of(fd.d, fd_at(fd.count)) == SIZE_MAX, "dense: index_of past count");
     uint64_t id = fd.count ? fd.e[b % fd.count].handle.id : (fd.stale_n ? fd.stale[b % fd.stale_n].id : 0);
     switch ((b >> 4) % 4u) {
-    case 0: id += (uint64_t)1 << 36; break; /* the next life */
+    case 0: id += (uint64_t)1 << FZ_LIFE_SHIFT; break; /* the next life */
     case 1: id ^= (uint64_t)(fz_byte(in) | 1u) << 24; break; /* another tag */
     case 2: id += 1u + (fz_byte(in) & 7u); break; /* a neighbouring slot */
     default:

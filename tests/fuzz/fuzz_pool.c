@@ -47,7 +47,8 @@ void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life);
 /* White-box: forgets the lives that the faked exhaustions of earlier inputs used up, which would
    otherwise retire one pool tag each, for good, and run the process out of tags. */
 void sp__tags_reset(void);
-#define FZ_LIFE_MAX ((1u << 28) - 1u) /* the last life a slot may have (see HANDLES) */
+#define FZ_LIFE_MAX ((1u << 23) - 1u) /* the last life a slot may have (see HANDLES) */
+#define FZ_LIFE_SHIFT 41u /* where a handle's life starts (see HANDLES) */
 
 #define FZ_POOLS 4          /* pool slots in the registry */
 #define FZ_MEMBERS 192      /* model capacity per pool; operations that could pass it are skipped */
@@ -625,7 +626,7 @@ static size_t fz_release_chain(fz_pool *p, size_t *pos, fz_member *mb, const cha
    ------------------------------------------------------------------------------------------ */
 
 #define FZ_SLOT_BITS 24
-#define FZ_TAG_MASK (((uint64_t)0xFFF) << FZ_SLOT_BITS)
+#define FZ_TAG_MASK (((uint64_t)0x1FFFF) << FZ_SLOT_BITS)
 
 static void fz_check_stats(fz_pool *p) {
     sp_stats s;
@@ -896,6 +897,7 @@ static void fz_slot_create(int slot, unsigned order, fz_input *in) {
     d.item_align = align;
     d.chunk_items = chunk;
     d.overflow = p->policy;
+    d.order = (sp_order)(order == 3 ? SP_ORDER_DEFAULT : order); /* before sizing a buffer */
     fz_desc_hooks(p, &d);
 
     if (p->fixed) {
@@ -1038,7 +1040,7 @@ static void fz_new_life(fz_pool *p, fz_member *mb, unsigned prio, int built) {
     uint64_t id = mb->handle.id;
     mb->slot = (uint32_t)(id & ((1u << FZ_SLOT_BITS) - 1u));
     FZ_CHECK(id != 0, "no handle for a leased member");
-    FZ_CHECK((id >> 36) != 0, "a handle with life 0");
+    FZ_CHECK((id >> FZ_LIFE_SHIFT) != 0, "a handle with life 0");
     if (p->tag == 0) p->tag = (id & FZ_TAG_MASK) | 1u;
     FZ_CHECK(((id & FZ_TAG_MASK) | 1u) == p->tag, "handles of one pool carry different pool tags");
     for (int q = 0; q < FZ_POOLS; q++) {
@@ -1254,7 +1256,7 @@ static void fz_op_age(fz_pool *p, unsigned b) {
     sp__debug_set_life(p->pool, mb->ptr, FZ_LIFE_MAX);
     fz_stale_push(p, mb->handle);
     mb->handle = sp_handle_of(p->pool, mb->ptr);
-    FZ_CHECK((mb->handle.id >> 36) == FZ_LIFE_MAX, "a handle does not carry the slot's life");
+    FZ_CHECK((mb->handle.id >> FZ_LIFE_SHIFT) == FZ_LIFE_MAX, "a handle does not carry the slot's life");
     FZ_CHECK((uint32_t)(mb->handle.id & ((1u << FZ_SLOT_BITS) - 1u)) == mb->slot,
              "a member changed slot within a life");
     FZ_CHECK(sp_resolve(p->pool, mb->handle) == mb->ptr, "the handle of a last life does not resolve");
@@ -1497,8 +1499,8 @@ static void fz_op_handles(fz_pool *p, fz_input *in) {
     const fz_member *base = p->n ? &p->m[b % p->n] : NULL;
     uint64_t id = base && base->leased ? base->handle.id : (p->stale_n ? p->stale[b % p->stale_n].id : 0);
     switch ((b >> 4) % 5) {
-    case 0: forged = id + ((uint64_t)1 << 36); break;        /* the next life */
-    case 1: forged = id - ((uint64_t)1 << 36); break;        /* the previous life */
+    case 0: forged = id + ((uint64_t)1 << FZ_LIFE_SHIFT); break;        /* the next life */
+    case 1: forged = id - ((uint64_t)1 << FZ_LIFE_SHIFT); break;        /* the previous life */
     case 2: forged = id + 1 + (fz_byte(in) & 7); break;      /* a neighbouring slot */
     case 3: forged = id ^ ((uint64_t)(fz_byte(in) | 1) << 24); break; /* another pool tag */
     default: {

@@ -142,7 +142,7 @@ static void forged_handle_is_reported(void **state) {
     fixture *f = (fixture *)*state;
     void *a = sp_acquire(f->pool);
     sp_handle real = sp_handle_of(f->pool, a);
-    sp_handle future = {real.id + ((uint64_t)5 << 36)}; /* a life this slot never had */
+    sp_handle future = {real.id + ((uint64_t)5 << TEST_LIFE_SHIFT)}; /* a life this slot never had */
     arm(f);
     assert_null(sp_resolve(f->pool, future));
     expect_one_line_nothing_changed(f, "forged");

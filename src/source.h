@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Zlib */
+/* source.h -- where the spans of pools come from when there is virtual memory: address space
+   reserved a region at a time and shared by every pool that uses it, cut into blocks of
+   2^k segments (a buddy system: a block splits into two halves and merges back with its buddy).
+
+   One source serves the whole process (the platform's virtual memory); a pool whose allocator
+   brings its own reserve/commit/decommit/release gets a source of its own, released with it.
+   What a source gives:
+   - no system call for a pool created and destroyed in steady state: small blocks (up to
+     SP__SMALL_BLOCK) are committed whole, and when given back they stay committed in a cache
+     (up to SP__CACHE_BYTES) for the next pool;
+   - address space that grows with use: a region at a time, each twice the last;
+   - O(1) from any address to the block it lies in and the block's owner (sp__source_owner),
+     reading only the source's own tables: the way a pointer finds its pool without a search.
+
+   The source's tables are guarded by a spinlock: taking and giving blocks is cold and short.
+   Commits and decommits run outside it, on blocks their caller holds. */
+#ifndef SP_SOURCE_H
+#define SP_SOURCE_H
+
+#include "sp_os.h"
+
+#define SP__SEGMENT_SHIFT 16u
+#define SP__SEGMENT ((size_t)1 << SP__SEGMENT_SHIFT) /* 64 KiB: the smallest block */
+#define SP__SMALL_BLOCK ((size_t)4 << SP__SEGMENT_SHIFT) /* committed whole, cached when free */
+#define SP__CACHE_BYTES ((size_t)64 << 20) /* most committed bytes kept in free small blocks */
+#define SP__REGION_MIN ((size_t)64 << 20)  /* the first region of the process's source */
+#define SP__REGIONS_MAX 48u
+
+typedef struct sp__source sp__source;
+
+/* A block of address space: `size` bytes (SP__SEGMENT << order) at `base`. committed: all of it
+   is committed (a small block); otherwise none of it is, and its holder commits as it needs. */
+typedef struct sp__block {
+    unsigned char *base;
+    size_t size;
+    bool committed;
+} sp__block;
+
+/* The process's source (the platform's virtual memory), or NULL where there is none. */
+sp__source *sp__source_shared(void);
+/* A source of its own over vm (a custom allocator's four functions), or NULL (no memory). */
+sp__source *sp__source_create(const sp__vm *vm, const sp_allocator *meta);
+/* Releases every region of a source made by sp__source_create. */
+void sp__source_destroy(sp__source *s);
+
+/* A block of at least `size` bytes, committed whole when it is small (SP__SMALL_BLOCK at most).
+   False when no address space or no memory is left (nothing changed). */
+bool sp__source_take(sp__source *s, size_t size, sp__block *out);
+/* Gives a block back. `committed_bytes` of it are committed (its start, or all of a small
+   block); the holder has already decommitted the rest. */
+void sp__source_give(sp__source *s, const sp__block *b);
+/* Commits / decommits part of a block the caller holds (page-aligned). */
+bool sp__source_commit(sp__source *s, void *addr, size_t size);
+void sp__source_decommit(sp__source *s, void *addr, size_t size);
+/* Marks the block's owner (a span), which sp__source_owner returns for any address in it. */
+void sp__source_set_owner(sp__source *s, const sp__block *b, void *owner);
+/* The owner of the block that address p lies in, or NULL (no block, a free one, no owner).
+   O(regions), lock-free. */
+void *sp__source_owner(const sp__source *s, const void *p);
+/* Address space this source has reserved, in bytes (white-box and stats). */
+size_t sp__source_reserved(const sp__source *s);
+/* Bytes committed in free small blocks (the cache). */
+size_t sp__source_cached(const sp__source *s);
+
+#endif
