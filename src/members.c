@@ -442,6 +442,7 @@ static uint32_t slot_for_build(sp_pool *p) {
         memset(&s->dbg[count], 0, sizeof s->dbg[count]);
 #endif
         atomic_store_explicit(&s->count, count + 1u, memory_order_release);
+        if (s == top_span(p)) sp__routes_update(p); /* the plain release's bound */
         return s->first + count;
     }
     return SP__NIL;

@@ -260,8 +260,8 @@ static sp_pool *fixed_create(const sp_desc *desc, const sp__layout *l, const cha
         sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, "sp_pool_create", why);
         return NULL;
     }
-    fixed_layout f;
-    (void)fixed_at(start, l, cap, &f);
+    fixed_layout f = {0, 0, 0, 0, 0};
+    (void)fixed_at(start, l, cap, &f); /* it fits: fixed_capacity said so */
     sp_pool *p = (sp_pool *)f.pool;
     pool_setup(p, desc, l, name);
     p->mem.capacity = cap;
