@@ -10,6 +10,7 @@
    running); then the top span's place for the plain paths' arithmetic. Cold: runs when those
    states begin and end and when the top span changes or grows. */
 void sp__routes_update(sp_pool *p) {
+    if (p->ts) return; /* a thread-safe pool's view is constant (sp__ts_attach) */
     const sp__span *t = top_span(p);
     bool divert = p->act.scoring > 0 || p->act.tearing_down || p->ts != NULL || p->cfg.ordered;
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;
@@ -440,7 +441,7 @@ void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
 void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
 #if SP_DEBUG
     if (!pool) return acquire_null("sp_acquire");
-    if (pool->ts) return sp__ts_acquire(pool, arg, false, file, line);
+    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_acquire(pool, arg, false, file, line);
     void *item = acquire_fast(pool, arg, false);
     note_acquire(pool, item, file, line);
     return item;
@@ -453,7 +454,7 @@ void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int l
 void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
 #if SP_DEBUG
     if (!pool) return acquire_null("sp_acquire_force");
-    if (pool->ts) return sp__ts_acquire(pool, arg, true, file, line);
+    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_acquire(pool, arg, true, file, line);
     void *item = acquire_fast(pool, arg, true);
     note_acquire(pool, item, file, line);
     return item;
@@ -468,7 +469,7 @@ sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
     /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
        record is bookkeeping, so a refused release leaves the member's state untouched. A
        thread-safe pool notes it after winning the release (other threads may race for it). */
-    if (pool && pool->ts) return sp__ts_release(pool, item, file, line);
+    if (pool && pool->ts && !sp__ts_windowed(pool)) return sp__ts_release(pool, item, file, line);
     if (pool && item && sp_is_leased(pool, item)) {
         sp__dbg *rec = dbg_of(pool, item);
         rec->rel_file = file;

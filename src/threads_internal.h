@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Zlib */
+/* threads_internal.h -- what the thread-safe layer's two files share: magazines, each thread's
+   cache of a pool, the layer's state in the pool, and each thread's table of its caches.
+   docs/threads.md has the design. Private. */
+#ifndef SP_THREADS_INTERNAL_H
+#define SP_THREADS_INTERNAL_H
+
+#include "threads.h"
+
+#if SP__HAVE_THREADS
+#  include <pthread.h>
+
+#  define SP__TS_DEFAULT_MAGAZINE 64u
+#  define SP__TS_MAX_MAGAZINE 65536u
+/* Adaptive magazines (Bonwick and Adams): the depot doubles the size of new magazines while
+   visits are frequent and handed off between threads, up to this many times magazine_size (and
+   SP__TS_MAX_MAGAZINE; in a pool with max, max / SP__TS_GROW_MAX_SHARE at most, never below
+   magazine_size). A visit is frequent when it comes fewer than SP__TS_FREQUENT_MAGS magazines'
+   worth of the thread's operations after its previous one; SP__TS_GROW_STRIKES such handed-off
+   visits double the size. */
+#  define SP__TS_GROW_FACTOR 16u
+#  define SP__TS_GROW_MAX_SHARE 64u
+#  define SP__TS_FREQUENT_MAGS 4u
+#  define SP__TS_GROW_STRIKES 8u
+
+/* A magazine: up to cap free members of one pool, as slot indices. */
+typedef struct sp__mag {
+    struct sp__mag *next; /* in the depot's full or empty list */
+    struct sp__mag *all;  /* every magazine of the pool, freed with it */
+    uint32_t n, cap;
+    uint32_t e[];
+} sp__mag;
+
+/* One thread's cache of one pool: owned by the pool (freed with it); its thread finds it through
+   its table. Only its thread touches the magazines and writes the counters (relaxed atomic
+   stores: sp_stats_get reads them any time). When its thread exits, its members go back to the
+   depot and the cache stays, an orphan, for its counters and for the next thread. */
+typedef struct sp__tcache {
+    sp__mag *loaded, *prev;
+    _Atomic uint64_t acquired, released;
+    uint64_t ops_at_visit; /* acquired + released at its last depot visit (adaptive size) */
+    _Atomic int inside;    /* debug builds: its thread is inside a call on the pool */
+    bool orphan;           /* its thread exited (under the pool's lock) */
+    struct sp__tcache *next;
+} sp__tcache;
+
+typedef struct sp__ts {
+    pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
+    uint64_t id;          /* unique for the process's life: a thread's table entry matches it */
+    uint32_t slot;        /* the pool's place in every thread's table (reused after it goes) */
+    uint32_t mag_size;    /* new magazines' size: magazine_size, doubled by contention */
+    uint32_t mag_first;   /* magazine_size */
+    uint32_t strikes;     /* frequent handed-off depot visits since the last doubling */
+    const sp__tcache *last_visitor;
+    sp__mag *full, *empty, *all_mags; /* the depot, and every magazine */
+    uint32_t loose_n;     /* free members outside magazines (exited threads, windows): the first
+                             loose_n entries of the pool's stack, which only the lock reaches
+                             outside windows (the stack has room for every built member) */
+    sp__tcache *caches;
+    uint64_t acquired, released; /* lives counted outside the caches (windows, loose releases) */
+    uint64_t win_acquired, win_released; /* the totals when the window opened */
+    size_t peak;
+    int window; /* depth */
+    _Atomic uint64_t foreign_handles, forged_handles;
+} sp__ts;
+
+/* The calling thread's table: entry s is its cache of the pool in slot s, valid while the id
+   matches that pool's (a pool gone, and its slot given to another, never matches). */
+typedef struct sp__tl_entry {
+    uint64_t id;
+    sp__tcache *cache;
+} sp__tl_entry;
+
+typedef struct sp__tl_table {
+    uint32_t cap;
+    sp__tl_entry e[];
+} sp__tl_table;
+
+extern _Thread_local sp__tl_table *sp__tl;
+
+/* threads.c */
+void sp__ts_lock(sp_pool *p);
+void sp__ts_unlock(sp_pool *p);
+sp__tcache *sp__ts_cache_slow(sp_pool *p);
+sp__mag *sp__ts_mag_get(sp_pool *p);
+void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m);
+void sp__ts_depot_visit(sp_pool *p, sp__tcache *c);
+void sp__ts_note_peak(sp_pool *p);
+void sp__ts_loose_push(sp_pool *p, uint32_t idx);
+
+/* The calling thread's cache of p (NULL, with a line, when memory fails): its table's entry for
+   the pool's slot, when the id matches. */
+static inline sp__tcache *sp__ts_cache(sp_pool *p) {
+    const sp__tl_table *t = sp__tl;
+    uint32_t s = p->ts->slot;
+    if (SP__LIKELY(t && s < t->cap && t->e[s].id == p->ts->id)) return t->e[s].cache;
+    return sp__ts_cache_slow(p);
+}
+
+/* A thread's own counter, which other threads read with relaxed loads: only its thread writes
+   it, so a relaxed load and store make the increment. */
+static inline void sp__ts_count(_Atomic uint64_t *c) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1u, memory_order_relaxed);
+}
+
+/* The span holding slot idx, from a thread that holds the member or got idx from the pool (it
+   saw the span published): the top span first, then the records. */
+static inline sp__span *sp__ts_span_of(const sp_pool *p, uint32_t idx) {
+    sp__span *t = atomic_load_explicit(&p->mem.top, memory_order_acquire);
+    if (SP__LIKELY(t && idx - t->first < atomic_load_explicit(&t->count, memory_order_acquire))) return t;
+    uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
+    for (uint32_t k = 0; k < n; k++) {
+        sp__span *s = atomic_load_explicit(&p->mem.recs[k].span, memory_order_acquire);
+        if (s && idx - s->first < atomic_load_explicit(&s->count, memory_order_acquire)) return s;
+    }
+    return NULL;
+}
+
+#endif
+#endif
