@@ -108,8 +108,14 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
     if (handle.id == 0) return NULL;
     if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_resolve(pool, handle);
     uint32_t idx = sp__handle_slot(handle.id), life = sp__handle_life(handle.id);
-    if (!pool->handles.tagged || sp__handle_tag(handle.id) != pool->handles.tag || life <= pool->handles.life_base) {
+    /* (life 0 is no life at all: forged, below) */
+    if (!pool->handles.tagged || sp__handle_tag(handle.id) != pool->handles.tag ||
+        (life != 0 && life <= pool->handles.life_base)) {
         resolve_warn(pool, SP__MSG_FOREIGN_HANDLE, handle);
+        return NULL;
+    }
+    if (life == 0) {
+        resolve_warn(pool, SP__MSG_FORGED_HANDLE, handle);
         return NULL;
     }
     uint32_t rel = life - pool->handles.life_base; /* the life as the words count it */

@@ -283,8 +283,12 @@ static void resolve_warn(const sp_pool *p, sp__msg msg, sp_handle h) {
 void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
     if (h.id == 0) return NULL;
     uint32_t idx = sp__handle_slot(h.id), life = sp__handle_life(h.id);
-    if (sp__handle_tag(h.id) != p->handles.tag || life <= p->handles.life_base) {
+    if (sp__handle_tag(h.id) != p->handles.tag || (life != 0 && life <= p->handles.life_base)) {
         resolve_warn(p, SP__MSG_FOREIGN_HANDLE, h);
+        return NULL;
+    }
+    if (life == 0) {
+        resolve_warn(p, SP__MSG_FORGED_HANDLE, h);
         return NULL;
     }
     uint32_t rel = life - p->handles.life_base;

@@ -186,6 +186,7 @@ static bool bits_reserve(sp_pool *p, uint32_t end) {
    reserved at once and committed as it fills), each later one twice the one before, within max
    (unless growing past it) and the slot limit. */
 static uint32_t rec_cap_for(const sp_pool *p, uint32_t k, uint32_t first, bool past_max) {
+    if (p->cfg.fixed) return (uint32_t)p->mem.capacity; /* the buffer's one span, whatever max is now */
     uint64_t want;
     if (k == 0)
         want = p->cfg.max && p->mem.source && !past_max ? p->cfg.max : p->cfg.chunk_items;

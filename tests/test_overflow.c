@@ -106,7 +106,7 @@ static void reclaim_without_hooks_takes_the_oldest_and_ends_its_life(void **stat
                  .released = 6, .reclaimed = 6);
     /* A busy member is skipped and a member at its last life retires: both take the general
        path, with the same results as with hooks (see the tests below and test_handles.c). */
-    sp__debug_set_life(p, m[0], 0x0FFFFFFFu);
+    sp__debug_set_life(p, m[0], TEST_LIFE_MAX);
     void *r = sp_acquire(p);
     assert_non_null(r);
     assert_true(sp__pool_check(p));
