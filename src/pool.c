@@ -379,8 +379,15 @@ static size_t dispose_all(sp_pool *p) {
     return n;
 }
 
+/* A thread-safe pool outside a window counts its hooks per thread (the shared hook depth is the
+   lock's: its growth's allocator and create hooks); inside one, the lock is held and both count. */
+static bool in_callback(const sp_pool *p) {
+    if (p->ts && !sp__ts_windowed(p)) return sp__ts_in_hook(p);
+    return p->act.hook_depth > 0 || p->act.destroying || (p->ts && sp__ts_in_hook(p));
+}
+
 static bool refused_in_hook(sp_pool *p, const char *call) {
-    if (p->act.hook_depth > 0 || p->act.destroying || (p->ts && sp__ts_in_hook(p))) {
+    if (in_callback(p)) {
         sp__log(p, SP__MSG_IN_HOOK, call);
         return true;
     }
@@ -571,9 +578,7 @@ size_t sp__pool_leased(const sp_pool *pool) {
     return pool->ts && !sp__ts_windowed(pool) ? sp__ts_leased(pool) : pool_leased(pool);
 }
 
-bool sp__pool_in_callback(const sp_pool *pool) {
-    return pool->act.hook_depth > 0 || pool->act.destroying || (pool->ts && sp__ts_in_hook(pool));
-}
+bool sp__pool_in_callback(const sp_pool *pool) { return in_callback(pool); }
 
 bool sp__pool_destroying(const sp_pool *pool) { return pool->act.destroying; }
 
