@@ -99,9 +99,8 @@ struct sp_dense {
     size_t items_bytes;  /* growing mode: the items+back block */
     size_t slots_bytes;  /* growing mode: the slot table and its links */
     size_t peak;
-    uint64_t created, disposed, acquired, released, reclaimed, dropped, grown_past_max;
-    uint64_t foreign_handles, forged_handles; /* refused lookups, for rate-limited warnings */
-    uint64_t grow_warn_at; /* next grown_past_max value that logs a warning (0: the first) */
+    sp__counters counters; /* (released: acquired - count, as every life ends in a removal or
+                              a clear; grow_warn_at: the next grown_past_max that warns) */
     int busy;              /* callbacks of this pool running (on_move, the logger): destroy and
                               clear are refused while it is above 0 */
     char name[];         /* copied from the desc, NUL-terminated */
@@ -111,42 +110,23 @@ struct sp_dense {
    Logging and the default allocator
    ------------------------------------------------------------------------------------------ */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void dense_log_to(const sp_logger *logger, const char *name, sp_log_level level,
-                         const char *fmt, ...) {
-    char message[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    if (logger && logger->log) logger->log(level, name ? name : "", message, logger->user);
-    else sp__default_log(level, name ? name : "", message, NULL);
-}
-
-/* A pool's own line. Its logger is a callback of the pool, like on_move: while it runs the pool
-   is busy, so that destroying or clearing it from there is refused. Pools are never const
-   objects, only const views of them. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void dense_log(const sp_dense *d, sp_log_level level, const char *fmt, ...) {
-    char message[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
+/* A pool's own line, from the library's table. Its logger is a callback of the pool, like
+   on_move: while it runs the pool is busy, so that destroying or clearing it from there is
+   refused. Pools are never const objects, only const views of them. */
+static void dense_log(const sp_dense *d, sp__msg msg, ...) {
     sp_dense *w = (sp_dense *)(uintptr_t)d;
+    va_list ap;
+    va_start(ap, msg);
     w->busy++;
-    dense_log_to(&d->logger, d->name, level, "%s", message);
+    sp__vlog_to(&d->logger, d->name, -1, msg, ap);
     w->busy--;
+    va_end(ap);
 }
 
 /* One line for destroy or clear called from one of the pool's callbacks; true when refused. */
 static bool dense_refused_busy(sp_dense *d, const char *call) {
     if (d->busy == 0) return false;
-    dense_log(d, SP_LOG_WARN, "%s called from this pool's on_move or logger: refused", call);
+    dense_log(d, SP__MSG_DENSE_BUSY, call);
     return true;
 }
 
@@ -352,13 +332,13 @@ static dense_lookup dense_lookup_handle(const sp_dense *d, sp_handle h, uint32_t
    is used by one thread at a time, and pools are never const objects). */
 static void dense_lookup_warn(const sp_dense *d, dense_lookup kind, sp_handle h) {
     sp_dense *w = (sp_dense *)(uintptr_t)d;
-    uint64_t n = kind == DENSE_FOREIGN ? ++w->foreign_handles : ++w->forged_handles;
+    uint64_t n = kind == DENSE_FOREIGN ? ++w->counters.foreign_handles : ++w->counters.forged_handles;
     if ((n & (n - 1u)) != 0) return;
     if (kind == DENSE_FOREIGN)
-        dense_log(d, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool (%llu so far)",
+        dense_log(d, SP__MSG_FOREIGN_HANDLE,
                   (unsigned long long)h.id, (unsigned long long)n);
     else
-        dense_log(d, SP_LOG_WARN, "resolve of handle %llx: no such slot or life, forged? (%llu so far)",
+        dense_log(d, SP__MSG_FORGED_HANDLE,
                   (unsigned long long)h.id, (unsigned long long)n);
 }
 
@@ -406,7 +386,7 @@ static bool dense_grow_slots(sp_dense *d, size_t want) {
     sp_dense_slot *slots =
         (sp_dense_slot *)d->allocator.alloc(bytes, _Alignof(sp_dense_slot), d->allocator.user);
     if (!slots) {
-        dense_log(d, SP_LOG_ERROR, "out of memory growing the slot table to %zu slots", want);
+        dense_log(d, SP__MSG_DENSE_NOMEM_SLOTS, want);
         return false;
     }
     sp_dense_link *links = reclaim ? (sp_dense_link *)(void *)(slots + want) : NULL;
@@ -458,8 +438,7 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
     unsigned char *block =
         (unsigned char *)d->allocator.alloc(bytes, dense_items_block_align(d), d->allocator.user);
     if (!block) {
-        dense_log(d, SP_LOG_ERROR, "out of memory growing to %zu elements (%zu bytes)", new_cap,
-                  bytes);
+        dense_log(d, SP__MSG_DENSE_NOMEM_GROW, new_cap, bytes);
         return false;
     }
     /* Then the slot table; if that fails the new block goes back and nothing changed. */
@@ -474,11 +453,8 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
         memcpy(back, d->back, d->count * sizeof(uint32_t));
     }
     if (d->items) d->allocator.free(d->items, d->items_bytes, d->allocator.user);
-    d->created += new_cap - d->cap;
-    if (new_cap > d->limit) {
-        size_t past = new_cap - (d->cap > d->limit ? d->cap : d->limit);
-        d->grown_past_max += past;
-    }
+    d->counters.created += new_cap - d->cap;
+    if (new_cap > d->limit) d->counters.grown_past_max += new_cap - (d->cap > d->limit ? d->cap : d->limit);
     d->items = block;
     d->back = back;
     d->items_bytes = bytes;
@@ -490,10 +466,8 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
    chunk_items would otherwise log on nearly every add). Logged once the operation that grew is
    complete, so that the logger sees a whole pool. */
 static void dense_grow_warn(sp_dense *d) {
-    if (d->grown_past_max == 0 || d->grown_past_max < d->grow_warn_at) return;
-    while (d->grow_warn_at <= d->grown_past_max) d->grow_warn_at = d->grow_warn_at ? d->grow_warn_at * 2u : 1u;
-    dense_log(d, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)", d->limit,
-              d->cap, (unsigned long long)d->grown_past_max);
+    if (!sp__counters_grew(&d->counters, 0)) return;
+    dense_log(d, SP__MSG_DENSE_GROWN, d->limit, d->cap, (unsigned long long)d->counters.grown_past_max);
 }
 
 /* The next capacity when an add finds the array full, within the ceiling the policy allows. */
@@ -510,7 +484,7 @@ static size_t dense_next_cap(const sp_dense *d, size_t ceiling) {
 
 sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     if (!desc) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_create: desc is NULL");
+        sp__log_to(NULL, "", SP__MSG_NULL_DESC, "sp_dense_create");
         return NULL;
     }
     const char *name = desc->name ? desc->name : "";
@@ -531,7 +505,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     else if (ok && !desc->buffer && desc->buffer_size)
         snprintf(why, sizeof why, "buffer_size without a buffer");
     if (!ok || why[0]) {
-        dense_log_to(&desc->logger, name, SP_LOG_ERROR, "sp_dense_create: invalid descriptor: %s", why);
+        sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, "sp_dense_create", why);
         return NULL;
     }
 
@@ -546,16 +520,12 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
             if (lay.end <= desc->buffer_size) break;
             fit--;
         }
-        if (fit == 0) {
-            dense_log_to(&desc->logger, name, SP_LOG_ERROR,
-                         "sp_dense_create: invalid descriptor: buffer_size %zu is too small for one element",
-                         desc->buffer_size);
-            return NULL;
-        }
-        if (desc->initial > fit) {
-            dense_log_to(&desc->logger, name, SP_LOG_ERROR,
-                         "sp_dense_create: invalid descriptor: initial is %zu, the buffer holds %zu elements",
-                         desc->initial, fit);
+        if (fit == 0)
+            snprintf(why, sizeof why, "buffer_size %zu is too small for one element", desc->buffer_size);
+        else if (desc->initial > fit)
+            snprintf(why, sizeof why, "initial is %zu, the buffer holds %zu elements", desc->initial, fit);
+        if (fit == 0 || desc->initial > fit) {
+            sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, "sp_dense_create", why);
             return NULL;
         }
     }
@@ -579,17 +549,17 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     } else {
         d = (sp_dense *)allocator.alloc(self_bytes, _Alignof(sp_dense), allocator.user);
         if (!d) {
-            dense_log_to(&desc->logger, name, SP_LOG_ERROR, "out of memory creating the pool");
+            sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "the pool");
             sp__tag_release(tag, 0);
             return NULL;
         }
     }
     memset(d, 0, sizeof *d);
+    d->counters.grow_warn_at = 1;
     memcpy(d->name, name, sh.name_len);
     d->name[sh.name_len] = '\0';
     if (strlen(name) > sh.name_len)
-        dense_log_to(&desc->logger, d->name, SP_LOG_INFO, "name cut to %zu bytes (it had %zu): a dense pool name keeps at most %u",
-                     sh.name_len, strlen(name), SP_DENSE_NAME_MAX);
+        sp__log_to(&desc->logger, d->name, SP__MSG_NAME_CUT, sh.name_len, strlen(name), (size_t)SP_DENSE_NAME_MAX);
     d->item_size = sh.item_size;
     d->align = sh.align;
     d->stride = sh.stride;
@@ -616,7 +586,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         if (d->overflow == SP_OVERFLOW_RECLAIM) d->links = (sp_dense_link *)(void *)(d->slots + fit);
         d->cap = d->slot_cap = fit;
         if (d->limit > fit) d->limit = fit;
-        d->created = fit;
+        d->counters.created = fit;
         d->self_bytes = lay.end;
     } else if (desc->initial && !dense_grow(d, desc->initial)) {
         /* dense_grow logged and freed its own blocks; only the header is left */
@@ -655,7 +625,7 @@ void sp_dense_destroy(sp_dense *d) {
 
 size_t sp_dense_clear(sp_dense *d) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_clear: pool is NULL");
+        sp__null_pool("sp_dense_clear");
         return 0;
     }
     if (dense_refused_busy(d, "sp_dense_clear")) return 0;
@@ -663,13 +633,13 @@ size_t sp_dense_clear(sp_dense *d) {
     for (size_t i = 0; i < n; i++) dense_slot_end_life(d, d->back[i]);
     d->oldest = d->newest = SP_DENSE_NONE;
     d->count = 0;
-    d->released += n;
+    /* (their lives end as removals do: released is acquired - count) */
     return n;
 }
 
 size_t sp_dense_reserve(sp_dense *d, size_t n) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_reserve: pool is NULL");
+        sp__null_pool("sp_dense_reserve");
         return 0;
     }
     size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? d->items_max : d->limit;
@@ -710,7 +680,7 @@ static void *dense_reclaim(sp_dense *d, const void *init, uint32_t *slot_out) {
     for (;;) {
         uint32_t old = d->oldest;
         if (old == SP_DENSE_NONE) { /* every element was retired away */
-            d->dropped++;
+            d->counters.dropped++;
             return NULL;
         }
         size_t index = d->slots[old].index;
@@ -720,7 +690,7 @@ static void *dense_reclaim(sp_dense *d, const void *init, uint32_t *slot_out) {
             if (r == DENSE_NO_MEMORY) return NULL;
             if (r == DENSE_NO_SLOT) {
                 dense_erase(d, index); /* retires the slot */
-                d->reclaimed++;
+                d->counters.reclaimed++;
                 continue;
             }
         }
@@ -734,9 +704,8 @@ static void *dense_reclaim(sp_dense *d, const void *init, uint32_t *slot_out) {
         }
         dense_order_append(d, slot);
         dense_fill(d, index, init);
-        d->reclaimed++;
-        d->released++;
-        d->acquired++;
+        d->counters.reclaimed++;
+        d->counters.acquired++;
         *slot_out = slot;
         return d->items + index * d->stride;
     }
@@ -748,7 +717,7 @@ static void *dense_add(sp_dense *d, const void *init, uint32_t *slot_out) {
         /* Full: at the limit, or (retired slots) without a slot for another element. */
         if (d->overflow == SP_OVERFLOW_RECLAIM && d->count > 0) return dense_reclaim(d, init, slot_out);
         if (d->count < d->limit || d->overflow != SP_OVERFLOW_GROW || d->count >= d->items_max) {
-            d->dropped++;
+            d->counters.dropped++;
             return NULL;
         }
     }
@@ -770,7 +739,7 @@ static void *dense_place(sp_dense *d, const void *init, uint32_t *slot_out) {
     uint32_t slot;
     dense_take r = dense_slot_take(d, &slot);
     if (r != DENSE_TAKEN) {
-        if (r == DENSE_NO_SLOT) d->dropped++;
+        if (r == DENSE_NO_SLOT) d->counters.dropped++;
         return NULL;
     }
     size_t index = d->count++;
@@ -778,7 +747,7 @@ static void *dense_place(sp_dense *d, const void *init, uint32_t *slot_out) {
     d->back[index] = slot;
     dense_order_append(d, slot);
     dense_fill(d, index, init);
-    d->acquired++;
+    d->counters.acquired++;
     if (d->count > d->peak) d->peak = d->count;
     *slot_out = slot;
     return d->items + index * d->stride;
@@ -786,7 +755,7 @@ static void *dense_place(sp_dense *d, const void *init, uint32_t *slot_out) {
 
 void *sp_dense_add(sp_dense *d, const void *init) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_add: pool is NULL");
+        sp__null_pool("sp_dense_add");
         return NULL;
     }
     uint32_t slot;
@@ -795,7 +764,7 @@ void *sp_dense_add(sp_dense *d, const void *init) {
 
 sp_handle sp_dense_add_handle(sp_dense *d, const void *init) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_add_handle: pool is NULL");
+        sp__null_pool("sp_dense_add_handle");
         return sp_handle_null();
     }
     uint32_t slot;
@@ -809,7 +778,7 @@ static void dense_erase(sp_dense *d, size_t index) {
     dense_order_unlink(d, slot);
     dense_slot_end_life(d, slot);
     size_t last = --d->count;
-    d->released++;
+    /* (a life ended: released is acquired - count) */
     if (index == last) return;
     unsigned char *dst = d->items + index * d->stride;
     memcpy(dst, d->items + last * d->stride, d->item_size);
@@ -825,11 +794,11 @@ static void dense_erase(sp_dense *d, size_t index) {
 
 sp_result sp_dense_remove_at(sp_dense *d, size_t index) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_remove_at: pool is NULL");
+        sp__null_pool("sp_dense_remove_at");
         return SP_ERR_INVALID;
     }
     if (index >= d->count) {
-        dense_log(d, SP_LOG_WARN, "remove_at: index %zu is not below count %zu", index, d->count);
+        dense_log(d, SP__MSG_DENSE_BAD_INDEX, index, d->count);
         return SP_ERR_INVALID;
     }
     dense_erase(d, index);
@@ -838,18 +807,18 @@ sp_result sp_dense_remove_at(sp_dense *d, size_t index) {
 
 sp_result sp_dense_remove(sp_dense *d, void *item) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_remove: pool is NULL");
+        sp__null_pool("sp_dense_remove");
         return SP_ERR_INVALID;
     }
     if (!item) return SP_OK;
     uintptr_t p = (uintptr_t)item, base = (uintptr_t)d->items;
     if (!d->items || p < base || p - base >= d->cap * d->stride || (p - base) % d->stride != 0) {
-        dense_log(d, SP_LOG_WARN, "remove: %p is not an element of this pool", item);
+        dense_log(d, SP__MSG_DENSE_NOT_ELEMENT, item);
         return SP_ERR_FOREIGN;
     }
     size_t index = (size_t)(p - base) / d->stride;
     if (index >= d->count) {
-        dense_log(d, SP_LOG_WARN, "remove: %p is past the live elements (double remove?)", item);
+        dense_log(d, SP__MSG_DENSE_PAST_LIVE, item);
         return SP_ERR_NOT_LEASED;
     }
     dense_erase(d, index);
@@ -858,22 +827,22 @@ sp_result sp_dense_remove(sp_dense *d, void *item) {
 
 sp_result sp_dense_remove_handle(sp_dense *d, sp_handle handle) {
     if (!d) {
-        dense_log_to(NULL, "", SP_LOG_ERROR, "sp_dense_remove_handle: pool is NULL");
+        sp__null_pool("sp_dense_remove_handle");
         return SP_ERR_INVALID;
     }
     uint32_t slot = 0;
     switch (dense_lookup_handle(d, handle, &slot)) {
     case DENSE_NULL: return SP_OK;
     case DENSE_STALE:
-        dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx has expired (double remove?)",
+        dense_log(d, SP__MSG_DENSE_EXPIRED,
                   (unsigned long long)handle.id);
         return SP_ERR_NOT_LEASED;
     case DENSE_FOREIGN:
-        dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool",
+        dense_log(d, SP__MSG_DENSE_FOREIGN,
                   (unsigned long long)handle.id);
         return SP_ERR_FOREIGN;
     case DENSE_FORGED:
-        dense_log(d, SP_LOG_WARN, "remove_handle: handle %#llx names no slot or life of this pool (forged?)",
+        dense_log(d, SP__MSG_DENSE_FORGED,
                   (unsigned long long)handle.id);
         return SP_ERR_FOREIGN;
     case DENSE_LIVE: break;
@@ -936,13 +905,7 @@ void sp_dense_stats_get(const sp_dense *d, sp_stats *out) {
     out->max = d->fixed ? d->limit : d->max; /* fixed mode: the cap the buffer sets, as sp_pool */
     out->peak_leased = d->peak;
     out->bytes = d->self_bytes + d->items_bytes + d->slots_bytes;
-    out->created = d->created;
-    out->disposed = d->disposed;
-    out->acquired = d->acquired;
-    out->released = d->released;
-    out->reclaimed = d->reclaimed;
-    out->dropped = d->dropped;
-    out->grown_past_max = d->grown_past_max;
+    sp__counters_to_stats(&d->counters, d->count, out);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -138,6 +138,8 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_CHECK_FAILED, SP_LOG_ERROR, "sp__pool_check: %s is not consistent")                      \
     X(MSG_DENSE_BUSY, SP_LOG_WARN, "%s called from this pool's on_move or logger: refused")        \
     X(MSG_DENSE_GROWN, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)")   \
+    X(MSG_DENSE_NOMEM_SLOTS, SP_LOG_ERROR, "out of memory growing the slot table to %zu slots")    \
+    X(MSG_DENSE_NOMEM_GROW, SP_LOG_ERROR, "out of memory growing to %zu elements (%zu bytes)")     \
     X(MSG_DENSE_BAD_INDEX, SP_LOG_WARN, "remove_at: index %zu is not below count %zu")             \
     X(MSG_DENSE_NOT_ELEMENT, SP_LOG_WARN, "remove: %p is not an element of this pool")             \
     X(MSG_DENSE_PAST_LIVE, SP_LOG_WARN, "remove: %p is past the live elements (double remove?)")   \
