@@ -290,10 +290,12 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
     return s;
 }
 
+#if SP_DEBUG
 /* The bytes of span s's members that are committed: all, or as far as it filled. */
-static inline size_t items_committed(const sp_pool *p, const sp__span *s) {
+static size_t items_committed(const sp_pool *p, const sp__span *s) {
     return s->block.committed ? (size_t)s->cap * p->hot.stride : s->committed[SP__AREA_ITEMS];
 }
+#endif
 
 /* Gives span s's memory back (its members are all disposed). */
 static void span_memory_free(sp_pool *p, sp__span *s) {

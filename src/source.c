@@ -148,7 +148,9 @@ static bool region_add(sp__source *s, uint32_t order) {
     r->head[0] = (uint8_t)(HEAD_FREE | (rorder + 1u));
     list_push(r, &r->free_head[rorder], 0);
     s->reserved += raw_size;
-    if (s->grows && s->next_region < ((size_t)1 << 36)) s->next_region = size * 2u;
+    /* the next region twice this one, up to 64 GiB (or half the address space) */
+    uint64_t next = (uint64_t)size * 2u;
+    if (s->grows && next <= ((uint64_t)1 << 36) && next <= (uint64_t)(SIZE_MAX / 2u)) s->next_region = (size_t)next;
     atomic_store_explicit(&s->region_count, count + 1u, memory_order_release);
     return true;
 }
