@@ -86,6 +86,9 @@ void bench_singleton_purge(void);
 /* The threads workloads (bench/bench_threads.c): threads_local, threads_cross, threads_mixed at
    each thread count of `threads` (count of them; NULL: 1, 2, 4, 8), CSV rows on stdout. impls is
    the --impl list or NULL. Returns the exit status. */
+/* The embed workload (bench_embed.c). */
+int bench_embed_run(bool quick);
+
 int bench_threads_run(const char *workload, bool quick, const char *impls,
                       const size_t *threads, size_t thread_count);
 

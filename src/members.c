@@ -427,7 +427,14 @@ static uint32_t slot_for_build(sp_pool *p) {
         uint32_t idx = hole_take(p);
         if (idx != SP__NIL) return idx;
     }
-    for (uint32_t k = 0; k < rec_count(p); k++) {
+    /* The top span, unless a lower one has room: then that one (members come lowest first). */
+    sp__span *top = top_span(p);
+    bool lower_room = false;
+    for (uint32_t k = 0; top && k < top->rec && !lower_room; k++) {
+        const sp__span *l = rec_span(&p->mem.recs[k]);
+        lower_room = l && span_count(l) < l->cap;
+    }
+    for (uint32_t k = top && !lower_room ? top->rec : 0u; k < rec_count(p); k++) {
         sp__span *s = rec_span(&p->mem.recs[k]);
         if (!s) continue;
         uint32_t count = span_count(s);
@@ -466,10 +473,8 @@ uint32_t sp__member_build(sp_pool *p, bool past_max) {
     memset(item, 0, p->cfg.item_size);
     wstore(w, word_make(word_life(wload(w)), SP__FREE));
     s->built++;
-    peak_sync(p);
     p->mem.size++;
-    p->mem.limbo++; /* until the caller leases it or stacks it */
-    peak_set(p);
+    p->mem.limbo++; /* until the caller leases it or stacks it (leased and the peak stay) */
     p->counters.created++;
     if (p->cfg.create) run_create(p, w, item);
     return idx;
@@ -500,10 +505,8 @@ void sp__member_dispose(sp_pool *p, uint32_t idx, bool ends_life) {
         if (idx < p->mem.hole_cursor) p->mem.hole_cursor = idx;
     }
     s->built--;
-    peak_sync(p);
     p->mem.size--;
-    p->mem.limbo--;
-    peak_set(p);
+    p->mem.limbo--; /* (leased and the peak stay) */
     p->counters.disposed++;
 }
 
@@ -516,10 +519,8 @@ SP__NOINLINE void sp__member_retire(sp_pool *p, uint32_t idx) {
     DBG_POISON(item, p->cfg.item_size);
     wstore(w, word_make(word_life(wload(w)), SP__RETIRED));
     s->built--;
-    peak_sync(p);
     p->mem.size--;
     p->mem.limbo--;
-    peak_set(p);
     p->counters.disposed++;
     sp__log(p, SP__MSG_RETIRED, idx);
 }

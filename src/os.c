@@ -29,6 +29,11 @@
 
 static atomic_long sp__os_reserves_left = -1;
 static atomic_long sp__os_commits_left = -1;
+static atomic_ulong sp__os_call_count; /* every call of the platform's virtual memory */
+
+unsigned long sp__os_calls(void) { return atomic_load_explicit(&sp__os_call_count, memory_order_relaxed); }
+
+static void sp__os_counted(void) { atomic_fetch_add_explicit(&sp__os_call_count, 1u, memory_order_relaxed); }
 
 void sp__os_fail_reserve_after(long n) { atomic_store(&sp__os_reserves_left, n < 0 ? -1 : n); }
 void sp__os_fail_commit_after(long n) { atomic_store(&sp__os_commits_left, n < 0 ? -1 : n); }
@@ -132,14 +137,20 @@ void sp__os_release(void *addr, size_t size) {
 #  endif
 
 size_t sp__os_page_size(void) {
-    long page = sysconf(_SC_PAGESIZE);
-    return page > 0 ? (size_t)page : 4096u;
+    static atomic_size_t cached; /* the same for the process's life: asked once */
+    size_t page = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (page) return page;
+    long got = sysconf(_SC_PAGESIZE);
+    page = got > 0 ? (size_t)got : 4096u;
+    atomic_store_explicit(&cached, page, memory_order_relaxed);
+    return page;
 }
 
 bool sp__os_has_virtual_memory(void) { return true; }
 
 void *sp__os_reserve(size_t size) {
     if (sp__os_forced_failure(&sp__os_reserves_left)) return NULL;
+    sp__os_counted();
     /* PROT_NONE + MAP_NORESERVE: address space only, no commit charge until mprotect. */
     void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
@@ -147,6 +158,7 @@ void *sp__os_reserve(size_t size) {
 
 bool sp__os_commit(void *addr, size_t size) {
     if (sp__os_forced_failure(&sp__os_commits_left)) return false;
+    sp__os_counted();
     /* Under strict overcommit (vm.overcommit_memory=2) this is where the charge is taken, so
        this is where "out of memory" shows. */
     return mprotect(addr, size, PROT_READ | PROT_WRITE) == 0;
@@ -154,6 +166,8 @@ bool sp__os_commit(void *addr, size_t size) {
 
 bool sp__os_decommit(void *addr, size_t size) {
     sp__os_forget_poison(addr, size);
+    sp__os_counted(); /* (two system calls) */
+    sp__os_counted();
     /* MADV_DONTNEED drops the pages at once (a private anonymous range then reads zero), unlike
        MADV_FREE; PROT_NONE gives the commit charge back and catches stale accesses. Not mmap
        MAP_FIXED over the range: a failed MAP_FIXED may leave a hole another mapping can take. */
@@ -162,7 +176,10 @@ bool sp__os_decommit(void *addr, size_t size) {
     return dropped == 0 && closed == 0;
 }
 
-void sp__os_release(void *addr, size_t size) { munmap(addr, size); }
+void sp__os_release(void *addr, size_t size) {
+    sp__os_counted();
+    munmap(addr, size);
+}
 
 #endif
 

@@ -124,8 +124,12 @@ static sp__layout layout_of(const sp_desc *d) {
                 (d->order == SP_ORDER_DEFAULT && d->overflow == SP_OVERFLOW_RECLAIM);
     l.chunk_items = d->chunk_items;
     if (l.chunk_items == 0) {
-        /* A pool told its working size up front gets it in one span. */
-        l.chunk_items = d->initial > SP__DEFAULT_CHUNK_ITEMS ? d->initial : SP__DEFAULT_CHUNK_ITEMS;
+        /* The members a segment of the source holds (at most 256: small members fill their
+           block anyway), or `initial` when it says more: a pool told its working size up front
+           gets it in one span. A small pool of large members takes a segment, not a megabyte. */
+        size_t fit = SP__SEGMENT / l.stride;
+        l.chunk_items = fit < 1u ? 1u : fit > SP__DEFAULT_CHUNK_ITEMS ? SP__DEFAULT_CHUNK_ITEMS : fit;
+        if (d->initial > l.chunk_items) l.chunk_items = d->initial;
         if (d->max && d->max < l.chunk_items) l.chunk_items = d->max;
     }
     size_t at[SP__AREAS];
@@ -406,7 +410,14 @@ void sp_pool_destroy(sp_pool *pool) {
     }
     p->act.destroying = true;
     teardown_begin(p);
-    dispose_all(p);
+    if (p->cfg.dispose || p->cfg.fixed || SP_DEBUG) {
+        dispose_all(p);
+    } else {
+        /* No hook to run and no memory to hand back clean: the members go with their spans.
+           (The spans' words keep the lives they handed out, for the tag: see word_issued.) */
+        p->counters.leased_disposed += pool_leased(p);
+        p->counters.disposed += p->mem.size;
+    }
     if (p->owner) {
         p->owner_fns->pool_gone(p->owner, p);
         p->owner = NULL;
@@ -437,8 +448,7 @@ static size_t build_onto_stack(sp_pool *p, size_t n) {
         built++;
     }
     if (!built) return 0;
-    peak_sync(p);
-    for (uint32_t i = hi + 1u; i-- > lo;) {
+    for (uint32_t i = hi + 1u; i-- > lo;) { /* (free and limbo change together: the peak stays) */
         sp__span *s = span_of(p, i);
         if (!s) continue;
         _Atomic uint32_t *w = word_in(s, i);
@@ -448,7 +458,6 @@ static size_t build_onto_stack(sp_pool *p, size_t n) {
         stack_push(p, i);
         p->mem.limbo--;
     }
-    peak_set(p);
     return built;
 }
 
@@ -498,14 +507,12 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
             }
         }
     }
-    peak_sync(p);
     uint32_t keep = 0;
     uint32_t *stack = p->hot.stack;
     for (uint32_t i = 0; i < p->hot.free_count; i++)
         if (!(wload(word_at(p, stack[i])) & SP__MARKED)) stack[keep++] = stack[i];
     p->hot.free_count = keep;
-    p->mem.limbo += marked;
-    peak_set(p);
+    p->mem.limbo += marked; /* (free and limbo change together: the peak stays) */
     /* Dispose hooks may acquire and grow the pool meanwhile: spans never move, and the marked
        members are in no stack, so none of them is handed out. */
     size_t disposed = 0;

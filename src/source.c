@@ -357,3 +357,8 @@ size_t sp__source_cached(const sp__source *s) {
     lock_drop(m);
     return n;
 }
+
+size_t sp__source_process_reserved(void) {
+    sp__source *s = sp__source_shared();
+    return s ? sp__source_reserved(s) : 0u;
+}

@@ -47,8 +47,8 @@ void sp__source_destroy(sp__source *s);
 /* A block of at least `size` bytes, committed whole when it is small (SP__SMALL_BLOCK at most).
    False when no address space or no memory is left (nothing changed). */
 bool sp__source_take(sp__source *s, size_t size, sp__block *out);
-/* Gives a block back. `committed_bytes` of it are committed (its start, or all of a small
-   block); the holder has already decommitted the rest. */
+/* Gives a block back: a committed small block to the cache while it has room, any other block
+   decommitted (the holder already decommitted what it committed of a large one). */
 void sp__source_give(sp__source *s, const sp__block *b);
 /* Commits / decommits part of a block the caller holds (page-aligned). */
 bool sp__source_commit(sp__source *s, void *addr, size_t size);
@@ -60,6 +60,8 @@ void sp__source_set_owner(sp__source *s, const sp__block *b, void *owner);
 void *sp__source_owner(const sp__source *s, const void *p);
 /* Address space this source has reserved, in bytes (white-box and stats). */
 size_t sp__source_reserved(const sp__source *s);
+/* The process's source's reserved address space (white-box, the benchmark's). */
+size_t sp__source_process_reserved(void);
 /* Bytes committed in free small blocks (the cache). */
 size_t sp__source_cached(const sp__source *s);
 

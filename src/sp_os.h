@@ -71,6 +71,9 @@ const char *sp__allocator_vm(const sp_allocator *a, sp__vm *out);
    platform's virtual memory: tests of the fallback and of NOMEM on growth. Process-wide and
    atomic; reset them (-1) at the end of the test. */
 void sp__os_fail_reserve_after(long n);
+/* White-box: the system calls the platform's virtual memory made so far (the benchmark's count
+   of calls per pool created and destroyed). */
+unsigned long sp__os_calls(void);
 void sp__os_fail_commit_after(long n);
 
 #endif

@@ -9,6 +9,11 @@
 /* One log line per acquisition site of the leased members (the first SP__REPORT_SITES sites in
    the pool's order, then one line for the rest). */
 size_t sp__report_sites(const sp_pool *p, const char *what, sp_log_level level) {
+    if (!SP_DEBUG) { /* no debug records: one line, saying how to get the sites */
+        size_t leased = pool_leased(p);
+        if (leased) sp__log_level(p, level, SP__MSG_NO_SITES, leased, what);
+        return leased;
+    }
     struct {
         const char *file;
         int line;
@@ -34,10 +39,6 @@ size_t sp__report_sites(const sp_pool *p, const char *what, sp_log_level level) 
         } else {
             other++;
         }
-    }
-    if (!SP_DEBUG) { /* no debug records: one line, saying how to get the sites */
-        if (total) sp__log_level(p, level, SP__MSG_NO_SITES, total, what);
-        return total;
     }
     for (size_t k = 0; k < nsites; k++) {
         if (sites[k].file)
