@@ -454,13 +454,22 @@ void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int 
 }
 
 
+/* A pointer that is not the start of one of p's members: one line, which names the pool it
+   belongs to when p's owner (a registry) knows one. */
+SP__NOINLINE sp_result sp__release_foreign(const sp_pool *p, const void *item) {
+    const sp_pool *home = p->owner ? p->owner_fns->member_of(p->owner, item) : NULL;
+    if (home && home != p)
+        sp__log(p, SP__MSG_FOREIGN_OWNED, item, home->name);
+    else
+        sp__log(p, SP__MSG_FOREIGN, item);
+    return SP_ERR_FOREIGN;
+}
+
+
 static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *item) {
     /* A thread-safe pool has no top range outside a window: every release lands here. */
     if (SP__TS(p)) return sp__ts_release(p, item, NULL, 0);
-    if (idx == SP__NIL) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (idx == SP__NIL) return sp__release_foreign(p, item);
     const sp__slot *s = slot_at(p, idx);
     /* Busy: its own hook is running. Free: create, or dispose of a free member; leased: a
        teardown's dispose, unless on_release (releasing) or on_acquire. */
@@ -469,10 +478,7 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, uint32_t idx, void *it
         sp__log(p, lifecycle ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
-    if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (sp__state(s) == SP__UNBUILT || sp__state(s) == SP__RETIRED) return sp__release_foreign(p, item);
     sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
     return SP_ERR_NOT_LEASED;
 }

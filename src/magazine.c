@@ -222,10 +222,7 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, void *item, uint32_t w
         sp__log(p, st == SP__FREE ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
-    if (st == SP__UNBUILT || st == SP__RETIRED) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (st == SP__UNBUILT || st == SP__RETIRED) return sp__release_foreign(p, item);
     sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
     return SP_ERR_NOT_LEASED;
 }
@@ -279,10 +276,7 @@ static SP__NOINLINE void retire(sp_pool *p, uint32_t idx, void *item) {
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (!item) return SP_OK;
     uint32_t idx = sp__ts_index_of(p, item);
-    if (idx == SP__NIL) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (idx == SP__NIL) return sp__release_foreign(p, item);
     sp__slot *s = slot_at(p, idx);
     uint32_t word = SP__LOAD(&s->word), next;
     /* The one transition that decides a race: LEASED of life L, not busy, to FREE of life L+1

@@ -29,7 +29,7 @@ typedef struct sp__layout {
 static sp__layout layout_of(const sp_desc *d) {
     sp__layout l = {0, 0, 0, false, NULL};
     if (d->item_size == 0) {
-        l.why = "item_size is 0";
+        l.why = "item_size is 0 (set it to sizeof the member type)";
         return l;
     }
     l.align = d->item_align ? d->item_align : natural_align(d->item_size);
@@ -52,6 +52,10 @@ static sp__layout layout_of(const sp_desc *d) {
     }
     if ((uint64_t)d->order > (uint64_t)SP_ORDER_MEMORY) {
         l.why = "unknown order";
+        return l;
+    }
+    if ((uint64_t)d->threads > (uint64_t)SP_THREADS_SAFE) {
+        l.why = "unknown threads mode";
         return l;
     }
     if (d->max > SP__SLOT_LIMIT) {

@@ -41,6 +41,7 @@ void sp__stamps_fresh(sp_pool *p);
 void sp__leased_site(const sp_pool *p, uint32_t idx, const char **file, int *line);
 /* stats.c */
 size_t sp__report_sites(const sp_pool *p, const char *what, sp_log_level level);
+sp_result sp__release_foreign(const sp_pool *p, const void *item);
 /* pool.c */
 void sp__doom_released(sp_pool *p);
 void sp__null_pool(const char *function);

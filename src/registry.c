@@ -125,7 +125,8 @@ static bool null_registry(const sp_registry *reg, const char *call) {
 static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi);
 static void range_removed(void *owner, uintptr_t lo);
 static void pool_gone(void *owner, const sp_pool *pool);
-static const sp__pool_owner registry_as_owner = {range_added, range_removed, pool_gone};
+static const sp_pool *member_of(void *owner, const void *item);
+static const sp__pool_owner registry_as_owner = {range_added, range_removed, pool_gone, member_of};
 
 /* ---------------------------------------------------------------------------------------------
    The two lookup tables: linear probing, deletion by backward shift (no tombstones, so that a
@@ -537,6 +538,12 @@ static sp_pool *range_owner(const sp_registry *reg, const void *item) {
     if (at > 0 && a < reg->ranges[at - 1u].hi) pool = reg->ranges[at - 1u].pool;
     index_unlock(r_);
     return pool;
+}
+
+/* sp_registry_owner for a pool's line (no refusal: any moment a pool may log in). */
+static const sp_pool *member_of(void *owner, const void *item) {
+    sp_pool *pool = range_owner((const sp_registry *)owner, item);
+    return pool && sp__pool_has_member(pool, item) ? pool : NULL;
 }
 
 sp_pool *sp_registry_owner(const sp_registry *reg, const void *item) {

@@ -286,7 +286,10 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
     X(MSG_NOMEM, SP_LOG_ERROR, "out of memory: %s")                                                \
     X(MSG_NO_TAG, SP_LOG_ERROR, "sp_pool_create: no pool tag free: of the 4095, %u retired (lives used up), the rest in live pools") \
     X(MSG_DOUBLE_RELEASE, SP_LOG_WARN, "release of %p: member is not leased (double release?)")    \
-    X(MSG_FOREIGN, SP_LOG_WARN, "release of %p: not the start of a member of this pool")           \
+    X(MSG_FOREIGN, SP_LOG_WARN, "release of %p: not the start of a member of this pool (another "     \
+      "pool's member? release it into that pool, or with sp_registry_release, which finds it)")     \
+    X(MSG_FOREIGN_OWNED, SP_LOG_WARN, "release of %p: not the start of a member of this pool: it is " \
+      "a member of pool '%s' (release it there, or with sp_registry_release)")                     \
     X(MSG_REENTER, SP_LOG_WARN, "release of %p: a hook is processing this member (re-entry)")      \
     X(MSG_GROWN, SP_LOG_WARN, "grew past max %zu: %zu members (max is a soft budget under GROW)")  \
     X(MSG_LEAKED, SP_LOG_WARN, "destroyed with %zu member(s) still leased (leaked)")               \
@@ -296,7 +299,8 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
     X(MSG_DESTROYING, SP_LOG_WARN, "acquire while the pool is being destroyed: refused")           \
     X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")   \
     X(MSG_WRITTEN_AFTER_RELEASE, SP_LOG_ERROR,                                                     \
-      "member %p (slot %u) was written after its release (released at %s:%d)")                    \
+      "member %p (slot %u) was written after its release (released at %s:%d); to stop at the "    \
+      "write, run under AddressSanitizer or valgrind")                                             \
     X(MSG_LEAK_SITE, SP_LOG_WARN, "%zu %s, acquired at %s:%d")                                     \
     X(MSG_LEAK_OTHER_SITES, SP_LOG_WARN, "%zu %s at other sites")                                  \
     X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool (%llu so far)") \
@@ -306,7 +310,8 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
     X(MSG_LEAK_NO_SITE, SP_LOG_WARN, "%zu %s, acquired without a site (a call that bypassed the site macros)") \
     X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
       "member %p (slot %u) was written after its release (released without a site: sp_release_all, " \
-      "a reclaim, or a call without the site macros)") \
+      "a reclaim, or a call without the site macros); to stop at the write, run under "           \
+      "AddressSanitizer or valgrind") \
     X(MSG_REG_NULL_ARG, SP_LOG_ERROR, "%s: %s is NULL")                                            \
     X(MSG_REG_EMPTY_NAME, SP_LOG_ERROR, "%s: name is empty")                                       \
     X(MSG_REG_DUPLICATE, SP_LOG_ERROR, "sp_registry_add: a pool named '%s' already exists")        \
@@ -383,6 +388,9 @@ typedef struct sp__pool_owner {
     void (*range_removed)(void *owner, uintptr_t lo);
     /* The pool is being destroyed, however that came about: it leaves its owner. */
     void (*pool_gone)(void *owner, const sp_pool *pool);
+    /* The owner's pool that item is a built member of, or NULL: for the line of a release into
+       the wrong pool. */
+    const sp_pool *(*member_of)(void *owner, const void *item);
 } sp__pool_owner;
 
 /* Creates a pool that belongs to `owner` (NULL: none) from the start, so that its first ranges

@@ -278,8 +278,7 @@ SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
    built. False, with the line naming the field, when the descriptor asks what a thread-safe
    pool does not do. */
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
-    const char *why = d->threads != SP_THREADS_SAFE         ? "unknown threads mode"
-                      : d->magazine_size > SP__TS_MAX_MAGAZINE ? "magazine_size is larger than 65536"
+    const char *why = d->magazine_size > SP__TS_MAX_MAGAZINE ? "magazine_size is larger than 65536"
                       : d->buffer                           ? "buffer: a fixed buffer cannot hold the per-thread caches"
                       : d->overflow == SP_OVERFLOW_RECLAIM  ? "overflow = SP_OVERFLOW_RECLAIM is not supported"
                       : d->priority                         ? "priority is not supported (no reclaim)"
