@@ -322,7 +322,13 @@ typedef enum sp_log_level {
    platform's virtual memory.
 
    alloc/free: both or neither. `free` gets the size that `alloc` was asked for. `alloc` returns
-   NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent.
+   NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent. What `alloc`
+   is asked for: a size above 0, and an `align` that is a power of two from sizeof(void *) (so
+   that an allocator over posix_memalign or aligned_alloc serves every request) to the larger of
+   64 and the members' item_align: 64 for ranges of members, thread caches and magazines (each
+   starts a cache line), item_align for ranges of members aligned past that, sizeof(void *) to
+   16 for the rest of the bookkeeping (pool and registry records, slots, tables). The same holds
+   for a registry's allocator and sp_dense's.
 
    reserve/commit/decommit/release: all four or none (a pool with some but not all is refused).
    A pool keeps its members in one address range: it reserves address space for its largest

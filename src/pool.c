@@ -262,7 +262,7 @@ static sp_pool *pool_create(const sp_desc *desc, const char *name, const sp__poo
             a.alloc = sp__default_alloc;
             a.free = sp__default_free;
         }
-        p = (sp_pool *)a.alloc(sizeof *p, _Alignof(sp_pool), a.user);
+        p = (sp_pool *)sp__alloc(&a, sizeof *p, _Alignof(sp_pool));
         if (!p) {
             sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "pool");
             return NULL;

@@ -214,7 +214,7 @@ static inline sp__dbg *dbg_at(const sp_pool *p, uint32_t idx) { return &p->dbg[i
 
 static inline void *pool_alloc(sp_pool *p, size_t size, size_t align) {
     void *mem;
-    SP__IN_ALLOCATOR(p, mem = p->allocator.alloc(size, align, p->allocator.user));
+    SP__IN_ALLOCATOR(p, mem = sp__alloc(&p->allocator, size, align));
     return mem;
 }
 

@@ -82,7 +82,7 @@ static void index_unlock(sp_registry *reg) {
 }
 
 static void *reg_alloc(sp_registry *reg, size_t size) {
-    return reg->allocator.alloc(size, _Alignof(max_align_t), reg->allocator.user);
+    return sp__alloc(&reg->allocator, size, _Alignof(max_align_t));
 }
 
 static void reg_free(sp_registry *reg, void *ptr, size_t size) {
@@ -278,7 +278,7 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
         d.allocator.alloc = sp__default_alloc;
         d.allocator.free = sp__default_free;
     }
-    sp_registry *reg = (sp_registry *)d.allocator.alloc(sizeof *reg, _Alignof(sp_registry), d.allocator.user);
+    sp_registry *reg = (sp_registry *)sp__alloc(&d.allocator, sizeof *reg, _Alignof(sp_registry));
     if (!reg) {
         sp__log_to(&d.logger, REG_NAME, SP__MSG_NOMEM, "registry");
         return NULL;

@@ -354,6 +354,15 @@ void sp__log_to(const sp_logger *logger, const char *name, sp__msg msg, ...);
 /* The logger behind a zeroed sp_logger: warnings and errors to stderr. */
 void sp__default_log(sp_log_level level, const char *pool_name, const char *message, void *user);
 
+/* Every call of an allocator's alloc goes through here, so that the alignments the library asks
+   for are the header's contract (next to sp_allocator): a power of two, never below
+   sizeof(void *), which posix_memalign and aligned_alloc-based allocators need. The library's
+   own types ask for less (4 for slots) or for 64 (caches, magazines, ranges): raised here, in one
+   place. */
+static inline void *sp__alloc(const sp_allocator *a, size_t size, size_t align) {
+    return a->alloc(size, align < sizeof(void *) ? sizeof(void *) : align, a->user);
+}
+
 /* The C library allocator behind a zeroed sp_allocator. */
 void *sp__default_alloc(size_t size, size_t align, void *user);
 void sp__default_free(void *ptr, size_t size, void *user);
