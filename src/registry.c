@@ -102,10 +102,6 @@ static bool reg_grow(sp_registry *reg, void **array, size_t *cap, size_t size, s
     return true;
 }
 
-/* A pool that must not be pulled from under its caller: one of its hooks (or callbacks) is
-   running, or it is being destroyed. */
-static bool pool_in_callback(const sp_pool *p) { return p->hook_depth > 0 || p->destroying; }
-
 /* One line for a registry call that cannot run now; true when refused. `reg` is not NULL. */
 static bool refused_now(const sp_registry *reg, const char *call) {
     if (!reg->destroying) return false;
@@ -297,7 +293,7 @@ void sp_registry_destroy(sp_registry *reg) {
        pools (that pool would outlive its registry), or the pool sp_registry_add is building. */
     const char *busy = reg->adding;
     for (size_t i = 0; !busy && i < reg->count; i++)
-        if (pool_in_callback(reg->entries[i].pool)) busy = reg->entries[i].name;
+        if (sp__pool_in_callback(reg->entries[i].pool)) busy = reg->entries[i].name;
     if (busy || reg->releasing_all) {
         if (busy)
             sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_HOOK_RUNNING, "sp_registry_destroy", busy);
@@ -410,7 +406,7 @@ sp_result sp_registry_remove(sp_registry *reg, const char *name) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_UNKNOWN, "sp_registry_remove", name);
         return SP_ERR_INVALID;
     }
-    if (pool_in_callback(pool)) { /* the pool would be destroyed under its own running hook */
+    if (sp__pool_in_callback(pool)) { /* the pool would be destroyed under its own running hook */
         sp__log(pool, SP__MSG_IN_HOOK, "sp_registry_remove");
         return SP_ERR_INVALID;
     }
@@ -592,11 +588,11 @@ size_t sp_registry_release_all(sp_registry *reg) {
            shifts past the cursor waits for the next pass). */
         for (size_t i = 0; i < reg->count; i++) {
             sp_pool *pool = reg->entries[i].pool;
-            if (sp__leased(pool) && !pool->destroying) released += sp_release_all(pool);
+            if (!pool->destroying && sp__pool_leased(pool)) released += sp_release_all(pool);
         }
         total += released;
         bool leased = false;
-        for (size_t i = 0; i < reg->count && !leased; i++) leased = sp__leased(reg->entries[i].pool) > 0;
+        for (size_t i = 0; i < reg->count && !leased; i++) leased = sp__pool_leased(reg->entries[i].pool) > 0;
         if (!released || !leased) break;
     }
     reg->releasing_all = false;

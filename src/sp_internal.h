@@ -408,6 +408,12 @@ sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void
                             const char *default_name);
 /* True when item is the start of a built member of pool. O(1) expected. */
 bool sp__pool_has_member(const sp_pool *pool, const void *item);
+/* Members leased now, in every kind of pool (a thread-safe one's from its threads' counters,
+   under its lock: exact when no other thread is inside it). */
+size_t sp__pool_leased(const sp_pool *pool);
+/* True while one of pool's callbacks runs on this thread (or on any, for a plain pool), or it
+   is being destroyed: what must not be pulled from under the caller. */
+bool sp__pool_in_callback(const sp_pool *pool);
 
 /* ---- debug records (SP_DEBUG >= 1) ------------------------------------------------------
    One record per slot, in a flat array beside the slots (p->dbg): where the member was last

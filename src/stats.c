@@ -89,6 +89,21 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
 }
 
 
+size_t sp__pool_leased(const sp_pool *pool) {
+    if (!SP__TS(pool)) return sp__leased(pool);
+    sp_stats st;
+    sp__ts_stats(pool, &st);
+    return st.leased;
+}
+
+
+/* A thread-safe pool's hooks count on their own thread (sp__ts_in_hook); its create and dispose
+   hooks and allocator calls, which run under its lock, in hook_depth too. */
+bool sp__pool_in_callback(const sp_pool *pool) {
+    return pool->hook_depth > 0 || pool->destroying || (pool->ts && sp__ts_in_hook(pool));
+}
+
+
 void sp__debug_set_life(sp_pool *pool, const void *item, uint32_t life) {
     uint32_t idx = index_of(pool, item);
     SP_ASSERT(idx != SP__NIL && life >= 1u && life <= SP__LIFE_MAX);
