@@ -221,8 +221,15 @@
     - Without a reservation (the fallback) a thread-safe pool allocates its slot bookkeeping
       once, for max(max, 2^20) members (8 bytes each; 40 with SP_DEBUG), since other threads
       read the slots while it grows: it holds at most that many members.
-    - A thread's caches are the pool's: they go back when the thread exits and are freed with
-      the pool, in either order. Link with -pthread (CMake's spawnpool targets carry it).
+    - A thread's caches are the pool's: a thread that exits leaves its cache to the pool (the
+      next thread adopts it; a refill that would otherwise grow or drop takes its members
+      back), and they are freed with the pool, in either order. Link with -pthread (CMake's
+      spawnpool targets carry it).
+    - Lifecycle (docs/threads.md): pools that are never destroyed, and exit() while other
+      threads are inside pools, are fine. After fork() the child may use every thread-safe
+      pool as the forking thread left it: the other threads' leased members stay leased, what
+      they cached is the child's. A shared library that embeds spawnpool may be unloaded
+      (dlclose) once its thread-safe pools are destroyed.
     A pool without SP_THREADS_SAFE is exactly as fast as in 0.3. See docs/threads.md.
 
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the

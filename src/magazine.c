@@ -92,13 +92,9 @@ static void grow_batch(sp_pool *p, sp__tcache *c) {
 }
 
 
-/* Both magazines are empty: a full one from the depot (the empty prev goes back), else loose
-   members, else growth. False when the pool has nothing to give: a drop when saturated,
-   counted here, else an allocator failure (logged where it happened). */
-static bool refill(sp_pool *p, sp__tcache *c) {
+/* A full magazine from the depot (the empty prev goes back), else loose members. */
+static void refill_from_depot(sp_pool *p, sp__tcache *c) {
     sp__ts *ts = p->ts;
-    sp__ts_lock(p);
-    sp__ts_depot_visit(p, c);
     if (c->loaded->n == 0 && c->prev->n > 0) { /* a hook under the lock may have filled it */
         sp__mag *t = c->loaded;
         c->loaded = c->prev;
@@ -116,6 +112,18 @@ static bool refill(sp_pool *p, sp__tcache *c) {
         ts->free_head = slot_at(p, idx)->next;
         sp__mentry_set(p, &m->e[m->n], idx);
     }
+}
+
+
+/* Both magazines are empty: a full one from the depot (the empty prev goes back), else loose
+   members, else what exited threads left in their caches, else growth. False when the pool has
+   nothing to give: a drop when saturated, counted here, else an allocator failure (logged where
+   it happened). */
+static bool refill(sp_pool *p, sp__tcache *c) {
+    sp__ts_lock(p);
+    sp__ts_depot_visit(p, c);
+    refill_from_depot(p, c);
+    if (c->loaded->n == 0 && sp__ts_orphans_collect(p)) refill_from_depot(p, c);
     if (c->loaded->n == 0) {
         /* The peak of leased members is noted here, where the pool is about to grow or drop
            (it reads every thread's counters: lines that their threads write on every call,
@@ -140,7 +148,7 @@ static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t *word, uint32_t lea
                                         const void *arg) {
     SP__STORE(word, leased | SP__BUSY); /* not releasable while the hook runs */
     sp__hook_frame f;
-    sp__ts_hook_enter(&f, p);
+    sp__ts_hook_enter(&f, p, item);
     p->on_acquire(item, arg, p->user);
     sp__ts_hook_leave(&f);
     SP__STORE(word, leased);
@@ -218,7 +226,10 @@ void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
 
 static SP__NOINLINE sp_result release_refused(sp_pool *p, void *item, uint32_t word) {
     uint32_t st = word & SP__STATE_MASK;
-    if ((word & SP__BUSY) && (st == SP__FREE || st == SP__LEASED)) {
+    /* Busy: a hook runs on the member. On this thread (its frame says so) the release comes
+       from that hook; on another, the member is not the caller's to release: a double release
+       (a racing one that lost, or a stale pointer). */
+    if ((word & SP__BUSY) && (st == SP__FREE || st == SP__LEASED) && sp__ts_in_member_hook(p, item)) {
         sp__log(p, st == SP__FREE ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
@@ -259,9 +270,12 @@ static bool room_made(sp_pool *p, sp__tcache *c) {
 static SP__NOINLINE void retire(sp_pool *p, uint32_t idx, void *item) {
     sp__ts_lock(p);
     if (p->dispose) {
+        sp__hook_frame f;
+        sp__ts_hook_enter(&f, p, item);
         p->hook_depth++;
         p->dispose(item, p->user);
         p->hook_depth--;
+        sp__ts_hook_leave(&f);
     }
     DBG_POISON(item, p->item_size);
     p->ranges[range_of_index(p, idx)].built--;
@@ -300,7 +314,7 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (next & SP__BUSY) {
         if (p->on_release) {
             sp__hook_frame f;
-            sp__ts_hook_enter(&f, p);
+            sp__ts_hook_enter(&f, p, item);
             p->on_release(item, p->user);
             sp__ts_hook_leave(&f);
         }

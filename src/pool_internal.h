@@ -357,14 +357,19 @@ static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
 /* The slot array can move while a hook runs (a hook that acquires may grow the pool), so a
    hook runner takes the slot index and looks the slot up again afterwards; callers must not keep
    a slot pointer across a hook either. */
+/* A thread-safe pool's hooks also leave a frame on their thread (sp__ts_in_member_hook: a busy
+   member's release is a re-entry only on the thread whose hook runs on it). */
 #define SP__RUN_HOOK(p, idx, call)                                                                \
     do {                                                                                          \
         bool marked_ = slot_unmark((p), (idx)); /* busy: no mark (see sp__slot) */               \
+        sp__hook_frame frame_;                                                                    \
+        if ((p)->ts) sp__ts_hook_enter(&frame_, (p), item_at((p), (idx)));                       \
         slot_at((p), (idx))->word |= SP__BUSY;                                                    \
         (p)->hook_depth++;                                                                        \
         call;                                                                                     \
         (p)->hook_depth--;                                                                        \
         slot_at((p), (idx))->word &= ~(uint32_t)SP__BUSY;                                         \
+        if ((p)->ts) sp__ts_hook_leave(&frame_);                                                  \
         if (marked_) slot_remark((p), (idx));                                                     \
     } while (0)
 

@@ -54,7 +54,7 @@ struct sp_registry {
     bool releasing_all;
     bool threaded; /* a thread-safe pool was added: the address index is used under `lock` */
 #if SP__HAVE_THREADS
-    pthread_mutex_t lock;
+    sp__ts_leaf lock; /* a leaf lock, which fork's handlers know */
 #endif
     sp_allocator allocator; /* for the registry's tables, and the default of its pools */
     sp_logger logger;       /* for its own lines, and the default of its pools */
@@ -67,7 +67,7 @@ static uint32_t pool_tag(const sp_pool *pool) { return (uint32_t)(pool->tag_bits
 
 static void index_lock(sp_registry *reg) {
 #if SP__HAVE_THREADS
-    if (reg->threaded) pthread_mutex_lock(&reg->lock);
+    if (reg->threaded) pthread_mutex_lock(&reg->lock.m);
 #else
     (void)reg;
 #endif
@@ -75,7 +75,7 @@ static void index_lock(sp_registry *reg) {
 
 static void index_unlock(sp_registry *reg) {
 #if SP__HAVE_THREADS
-    if (reg->threaded) pthread_mutex_unlock(&reg->lock);
+    if (reg->threaded) pthread_mutex_unlock(&reg->lock.m);
 #else
     (void)reg;
 #endif
@@ -319,7 +319,7 @@ void sp_registry_destroy(sp_registry *reg) {
     reg_free(reg, reg->tags, 2u * reg->cap * sizeof *reg->tags);
     reg_free(reg, reg->ranges, reg->range_cap * sizeof *reg->ranges);
 #if SP__HAVE_THREADS
-    if (reg->threaded) pthread_mutex_destroy(&reg->lock);
+    if (reg->threaded) sp__ts_leaf_fini(&reg->lock);
 #endif
     sp_allocator a = reg->allocator;
     a.free(reg, sizeof *reg, a.user);
@@ -343,7 +343,7 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     if (!d.logger.log) d.logger = reg->logger;
 #if SP__HAVE_THREADS
     if (d.threads != SP_THREADS_NONE && !reg->threaded) {
-        if (pthread_mutex_init(&reg->lock, NULL) != 0) {
+        if (!sp__ts_leaf_init(&reg->lock)) {
             sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry lock");
             return NULL;
         }

@@ -384,6 +384,9 @@ uint32_t sp__tag_high_water(uint32_t tag);
 bool sp__tag_is_retired(uint32_t tag);
 uint32_t sp__tags_retired(void);
 void sp__tags_reset(void);
+/* fork()'s handlers (threads.c) hold the tag table across the fork. */
+void sp__tags_lock(void);
+void sp__tags_unlock(void);
 
 /* ---- a pool's owner ------------------------------------------------------------------
    A pool that belongs to something (the registry) tells it about its address ranges through
@@ -449,11 +452,15 @@ void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line);
    hook_depth. */
 typedef struct sp__hook_frame {
     const struct sp_pool *pool;
+    const void *item; /* the member the hook runs on (NULL: a log line) */
     struct sp__hook_frame *up;
 } sp__hook_frame;
-void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p);
+void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p, const void *item);
 void sp__ts_hook_leave(const sp__hook_frame *f);
 bool sp__ts_in_hook(const sp_pool *p);
+/* True while this thread runs a hook of p on item (a release from it is a re-entry; from any
+   other thread, a member in another thread's hook is simply not leased by the caller). */
+bool sp__ts_in_member_hook(const sp_pool *p, const void *item);
 
 /* ---- white-box test hooks ------------------------------------------------------------- */
 /* Sets the life counter of the slot holding item (a built member), to test exhaustion. */

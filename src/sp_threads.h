@@ -32,6 +32,10 @@
    size. */
 #define SP__TS_FREQUENT_MAGS 4u
 #define SP__TS_GROW_STRIKES 8u
+/* A thread's visits count only once it has made this many magazines' worth (magazine_size) of
+   operations since it took its cache: threads that live for a few hundred calls, taking over
+   each other's caches, do not grow the magazines. */
+#define SP__TS_SETTLED_MAGS 16u
 /* A thread-safe pool without a reservation allocates its slots once, for this many members or
    max, whichever is more: slots that other threads read and CAS must never move. */
 #define SP__TS_FALLBACK_SLOTS (1u << 20)
@@ -121,8 +125,10 @@ typedef struct sp__tcache {
     sp__mag *loaded, *prev;
     uint64_t acquired, released;
     uint64_t ops_at_visit; /* acquired + released at its last depot visit (adaptive size) */
+    uint64_t ops_at_take;  /* ... when its thread took it (a new cache, or an orphan's) */
     int inside;           /* debug builds: its thread is inside a call on the pool */
-    bool orphan;          /* its thread exited: magazines returned, counters kept */
+    bool orphan;          /* its thread exited (an atomic flag: the exit sets it without the
+                             pool lock): the pool takes its magazines back, its counters stay */
     struct sp__tcache *next; /* the pool's caches */
 } sp__tcache;
 
@@ -135,7 +141,8 @@ typedef struct sp__ts {
     uint64_t id;          /* unique for the process's life, never 0: the thread tables check it */
     uint32_t mag_size;    /* new magazines' size: magazine_size, doubled by contention */
     uint32_t mag_first;   /* magazine_size (growth batches, the growth limit) */
-    uint32_t strikes;     /* frequent handed-off depot visits since the last doubling */
+    uint32_t strikes;     /* frequent handed-off depot visits since the last doubling or the
+                             last infrequent visit */
     const struct sp__tcache *last_visitor; /* the depot's last visitor: is a visit a handoff */
     /* The fast range: a reserved pool's first range (its members from slot 0, at the
        reservation's start, which is also the constant view's top_items, so that sp_release's
@@ -144,7 +151,12 @@ typedef struct sp__ts {
        through the lock), 0 in a window and in a fallback pool: their calls take the general
        paths. */
     uintptr_t fast_items;
-    pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
+    /* The pool lock (growth, the depot, windows), recursive: hooks under it call back. A plain
+       mutex and its holder's token with a count (see sp__ts_lock), not a recursive pthread
+       mutex, so that a fork's child may release what the fork's prepare took. */
+    pthread_mutex_t lock;
+    uintptr_t holder;     /* the holding thread's token (atomic: others compare it), or 0 */
+    uint32_t depth;       /* the holder's locks */
     uint32_t tag;         /* the pool's tag (p->tag is SP__TS_NO_TAG outside windows) */
     sp__mag *full, *empty, *all_mags; /* the depot, and every magazine */
     uint32_t free_head;   /* loose free members (from windows, exited threads), via slot next */
@@ -159,7 +171,18 @@ typedef struct sp__ts {
     sp__ts_range pub[SP__RANGE_MAX];
     uint64_t foreign_handles, forged_handles;
     struct sp__ts *live_next; /* the process's live thread-safe pools */
+    sp_pool *pool;            /* whose state this is (for fork's handlers) */
 } sp__ts;
+
+/* A lock that is held for a few instructions, never while another lock is taken or a callback
+   runs (threads.c, "Locks"): a registry's index lock. Known to fork's handlers, which take it
+   so that the child's copy is whole. */
+typedef struct sp__ts_leaf {
+    pthread_mutex_t m;
+    struct sp__ts_leaf *next, *prev;
+} sp__ts_leaf;
+bool sp__ts_leaf_init(sp__ts_leaf *l);
+void sp__ts_leaf_fini(sp__ts_leaf *l);
 
 /* The calling thread's last cache lookup (threads.c), tried first: one TLS block. */
 typedef struct sp__tl_last {
@@ -186,7 +209,7 @@ static inline sp__tcache *sp__ts_cache(sp_pool *p) {
 }
 void sp__ts_lock(sp_pool *p);
 void sp__ts_unlock(sp_pool *p);
-void sp__ts_flush_cache(sp_pool *p, sp__tcache *c);
+bool sp__ts_orphans_collect(sp_pool *p);
 sp__mag *sp__ts_mag_get(sp_pool *p);
 void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m);
 void sp__ts_depot_visit(sp_pool *p, sp__tcache *c);

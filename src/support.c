@@ -85,7 +85,7 @@ static void sp__pool_vlog(const sp_pool *pool, int level, sp__msg msg, va_list a
     sp_pool *p = (sp_pool *)(uintptr_t)pool;
     if (p->ts && !p->ts_view) { /* a thread-safe pool logs from many threads at once */
         sp__hook_frame f;
-        sp__ts_hook_enter(&f, p);
+        sp__ts_hook_enter(&f, p, NULL);
         sp__vlog_level(&p->logger, p->name, level, msg, ap);
         sp__ts_hook_leave(&f);
         return;
@@ -151,12 +151,12 @@ static uint64_t sp__tag_retired[(SP__TAG_MAX + 64u) / 64u]; /* lives used up: ne
 static uint32_t sp__tag_high[SP__TAG_MAX + 1u];             /* highest life handed out */
 static uint32_t sp__tag_cursor;
 
-static void sp__tag_lock_take(void) {
+void sp__tags_lock(void) {
     while (atomic_flag_test_and_set_explicit(&sp__tag_lock, memory_order_acquire)) {
     }
 }
 
-static void sp__tag_lock_drop(void) { atomic_flag_clear_explicit(&sp__tag_lock, memory_order_release); }
+void sp__tags_unlock(void) { atomic_flag_clear_explicit(&sp__tag_lock, memory_order_release); }
 
 static bool sp__tag_bit(const uint64_t *bits, uint32_t tag) {
     return (bits[tag / 64u] >> (tag % 64u)) & 1u;
@@ -169,7 +169,7 @@ static void sp__tag_bit_set(uint64_t *bits, uint32_t tag, bool on) {
 
 uint32_t sp__tag_acquire(uint32_t *first_life) {
     uint32_t found = 0;
-    sp__tag_lock_take();
+    sp__tags_lock();
     for (uint32_t i = 0; i < SP__TAG_MAX; i++) {
         uint32_t tag = (sp__tag_cursor + i) % SP__TAG_MAX + 1u;
         if (!sp__tag_bit(sp__tag_used, tag) && !sp__tag_bit(sp__tag_retired, tag)) {
@@ -180,50 +180,50 @@ uint32_t sp__tag_acquire(uint32_t *first_life) {
             break;
         }
     }
-    sp__tag_lock_drop();
+    sp__tags_unlock();
     return found;
 }
 
 void sp__tag_release(uint32_t tag, uint32_t highest_life) {
     if (tag == 0 || tag > SP__TAG_MAX) return;
-    sp__tag_lock_take();
+    sp__tags_lock();
     if (highest_life > sp__tag_high[tag]) sp__tag_high[tag] = highest_life;
     /* The next pool's slots would start at high + 1 and must have the reserve after it. */
     if (sp__tag_high[tag] >= SP__LIFE_MAX - SP__TAG_LIFE_RESERVE) sp__tag_bit_set(sp__tag_retired, tag, true);
     sp__tag_bit_set(sp__tag_used, tag, false);
-    sp__tag_lock_drop();
+    sp__tags_unlock();
 }
 
 uint32_t sp__tag_high_water(uint32_t tag) {
     if (tag == 0 || tag > SP__TAG_MAX) return 0;
-    sp__tag_lock_take();
+    sp__tags_lock();
     uint32_t high = sp__tag_high[tag];
-    sp__tag_lock_drop();
+    sp__tags_unlock();
     return high;
 }
 
 bool sp__tag_is_retired(uint32_t tag) {
     if (tag == 0 || tag > SP__TAG_MAX) return false;
-    sp__tag_lock_take();
+    sp__tags_lock();
     bool retired = sp__tag_bit(sp__tag_retired, tag);
-    sp__tag_lock_drop();
+    sp__tags_unlock();
     return retired;
 }
 
 uint32_t sp__tags_retired(void) {
     uint32_t n = 0;
-    sp__tag_lock_take();
+    sp__tags_lock();
     for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) n += sp__tag_bit(sp__tag_retired, tag);
-    sp__tag_lock_drop();
+    sp__tags_unlock();
     return n;
 }
 
 void sp__tags_reset(void) {
-    sp__tag_lock_take();
+    sp__tags_lock();
     for (uint32_t tag = 1; tag <= SP__TAG_MAX; tag++) {
         if (sp__tag_bit(sp__tag_used, tag)) continue; /* a live pool's lives stay its own */
         sp__tag_bit_set(sp__tag_retired, tag, false);
         sp__tag_high[tag] = 0;
     }
-    sp__tag_lock_drop();
+    sp__tags_unlock();
 }

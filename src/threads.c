@@ -1,24 +1,43 @@
 /* SPDX-License-Identifier: Zlib */
 /* threads.c -- thread-safe pools (SP_THREADS_SAFE), everything but the per-call paths
    (magazine.c): what a descriptor may ask, the pool lock, each thread's table of its caches and
-   what happens when the thread exits, the published ranges the lock-free lookups read, the
-   quiescent windows in which the 0.3 code runs unchanged (iteration, trim, clear, destroy), and
-   the stats. docs/threads.md has the design, and the lifetimes: caches belong to their pool, a
-   thread's table only points at them, and both sides check a process-wide list of live pools
-   under one global lock, so neither order of thread exit and pool destruction leaks or touches
-   freed memory. */
+   what happens when the thread exits, fork() and unloading, the published ranges the lock-free
+   lookups read, the quiescent windows in which the 0.3 code runs unchanged (iteration, trim,
+   clear, destroy), and the stats. docs/threads.md has the design, and the lifetimes: caches
+   belong to their pool, a thread's table only points at them, and both sides check a
+   process-wide list of live pools under one global lock, so neither order of thread exit and
+   pool destruction leaks or touches freed memory.
+
+   Locks, in the one order they nest, so that no two threads can each hold one the other waits
+   for:
+   1. Pool locks (sp__ts.lock). A pool's lock is held while its callbacks run in a growth batch
+      (create), a retirement (dispose), a window (the callbacks of sp_each and the other calls
+      that need quiescence) and around its allocator: a callback that uses another thread-safe
+      pool takes that pool's lock inside. Which pools nest in which is the program's order, as
+      with any two mutexes: two pools whose callbacks use each other, from two threads at once,
+      can deadlock.
+   2. Leaf locks: g_lock (the live pools, the threads' tables, ids), a registry's index lock
+      (sp__ts_leaf) and the tag table's (support.c). Each is held for a few instructions, in
+      which no other lock is taken and no callback runs, so taking one with pool locks held is
+      always safe.
+   Thread exit therefore does not return its caches (that would take pool locks under g_lock):
+   it marks them orphaned, and the pool takes their members back under its own lock when it
+   needs them (a refill that would grow or drop, a window, a thread that adopts the cache).
+   fork() takes every lock (pthread_atfork), each with a trylock, all or none, so that the
+   prepare never waits while it holds one. */
 #if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
-#  define _POSIX_C_SOURCE 200809L /* recursive mutexes */ /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
+#  define _POSIX_C_SOURCE 200809L /* pthread_atfork, sched_yield */ /* NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp) */
 #endif
 #include "sp_threads.h"
 
 #include <stdlib.h>
 
-/* The hook frames: which pools' hooks (and log lines) run on this thread now. */
+/* The hook frames: which pools' hooks (and log lines) run on this thread now, on which member. */
 static _Thread_local sp__hook_frame *tl_hooks;
 
-void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p) {
+void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p, const void *item) {
     f->pool = p;
+    f->item = item;
     f->up = tl_hooks;
     tl_hooks = f;
 }
@@ -31,7 +50,14 @@ bool sp__ts_in_hook(const sp_pool *p) {
     return false;
 }
 
+bool sp__ts_in_member_hook(const sp_pool *p, const void *item) {
+    for (const sp__hook_frame *f = tl_hooks; f; f = f->up)
+        if (f->pool == p && f->item == item) return true;
+    return false;
+}
+
 #if SP__HAVE_THREADS
+#  include <sched.h>
 
 /* ---- the process's live pools and each thread's table -------------------------------- */
 
@@ -41,48 +67,125 @@ typedef struct tl_entry {
     sp__tcache *cache;
 } tl_entry;
 
+/* A thread's table of its caches. The table is thread-local and joins the process's list at
+   the thread's first cache, so that fork's child can free the entries of the threads it does
+   not have, and unloading the library those of every thread. */
 typedef struct tl_table {
+    struct tl_table *next, *prev; /* g_tables */
+    bool listed;
     size_t count, cap;
-    tl_entry e[];
+    tl_entry *e;
 } tl_table;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_live, g_next_id */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* the lists below, g_next_id, g_key_made */
 static sp__ts *g_live;
+static tl_table *g_tables;
+static sp__ts_leaf *g_leaves;
 static uint64_t g_next_id = 1;
-static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
-static _Thread_local tl_table *tl_tab;
+static bool g_key_made;
+static _Thread_local tl_table tl_tab;
 SP__TLS sp__tl_last sp__tl; /* the last lookup's answer, tried first */
 
-/* Thread exit: every cache of a pool still alive goes back (its members to the depot or the
-   loose list), and stays with the pool, orphaned, for its counters and for the next thread. */
+static bool is_live(uint64_t id) { /* under g_lock */
+    for (const sp__ts *l = g_live; l; l = l->live_next)
+        if (l->id == id) return true;
+    return false;
+}
+
+static void table_unlist(tl_table *t) { /* under g_lock */
+    if (!t->listed) return;
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        g_tables = t->next;
+    if (t->next) t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+    t->listed = false;
+}
+
+static void table_free(tl_table *t) { /* under g_lock, or by its own thread once unlisted */
+    table_unlist(t);
+    free(t->e);
+    t->e = NULL;
+    t->count = t->cap = 0;
+}
+
+/* Thread exit (the key's destructor): the caches of the pools still alive are orphaned, which
+   needs no pool lock (see "Locks" above); their pools take them back. */
 static void thread_exit(void *arg) {
     tl_table *t = (tl_table *)arg;
     pthread_mutex_lock(&g_lock);
-    for (size_t i = 0; i < t->count; i++) {
-        /* The pool may be gone (destroyed) and its memory reused: only its id, checked against
-           the live list before anything is read through the pointer, says it is the same. */
-        bool alive = false;
-        for (const sp__ts *l = g_live; l; l = l->live_next) alive = alive || l->id == t->e[i].id;
-        if (!alive) continue;
-        sp_pool *p = t->e[i].pool;
-        sp__ts_lock(p);
-        sp__ts_flush_cache(p, t->e[i].cache);
-        t->e[i].cache->orphan = true;
-        sp__ts_unlock(p);
-    }
+    /* A pool may be gone (destroyed) and its memory reused: only its id, checked against the
+       live list before anything is read through the pointer, says it is the same. */
+    for (size_t i = 0; i < t->count; i++)
+        if (is_live(t->e[i].id)) SP__STORE(&t->e[i].cache->orphan, true);
+    table_free(t);
     pthread_mutex_unlock(&g_lock);
-    free(t);
-    tl_tab = NULL;
     sp__tl.pool = NULL;
     sp__tl.id = 0; /* the fast paths match on the id alone */
 }
 
-static void key_create(void) { (void)pthread_key_create(&g_key, thread_exit); }
+/* ---- the pool lock ----------------------------------------------------------------------- */
 
-void sp__ts_lock(sp_pool *p) { pthread_mutex_lock(&p->ts->lock); }
+/* Recursive by a count beside a plain mutex: the holder's token is the address of its
+   thread-local sp__tl, which a fork's child keeps (a recursive pthread mutex records the
+   holder's thread id instead, which the child does not have, and refuses its unlock). */
+#  define SELF ((uintptr_t)&sp__tl)
 
-void sp__ts_unlock(sp_pool *p) { pthread_mutex_unlock(&p->ts->lock); }
+static void ts_lock(sp__ts *ts) {
+    if (SP__LOAD_RELAXED(&ts->holder) == SELF) { /* only this thread can have stored it */
+        ts->depth++;
+        return;
+    }
+    pthread_mutex_lock(&ts->lock);
+    SP__STORE_RELAXED(&ts->holder, SELF);
+    ts->depth = 1;
+}
+
+static bool ts_trylock(sp__ts *ts) {
+    if (SP__LOAD_RELAXED(&ts->holder) == SELF) {
+        ts->depth++;
+        return true;
+    }
+    if (pthread_mutex_trylock(&ts->lock) != 0) return false;
+    SP__STORE_RELAXED(&ts->holder, SELF);
+    ts->depth = 1;
+    return true;
+}
+
+static void ts_unlock(sp__ts *ts) {
+    if (--ts->depth > 0) return;
+    SP__STORE_RELAXED(&ts->holder, (uintptr_t)0);
+    pthread_mutex_unlock(&ts->lock);
+}
+
+void sp__ts_lock(sp_pool *p) { ts_lock(p->ts); }
+
+void sp__ts_unlock(sp_pool *p) { ts_unlock(p->ts); }
+
+bool sp__ts_leaf_init(sp__ts_leaf *l) {
+    if (pthread_mutex_init(&l->m, NULL) != 0) return false;
+    pthread_mutex_lock(&g_lock);
+    l->prev = NULL;
+    l->next = g_leaves;
+    if (g_leaves) g_leaves->prev = l;
+    g_leaves = l;
+    pthread_mutex_unlock(&g_lock);
+    return true;
+}
+
+void sp__ts_leaf_fini(sp__ts_leaf *l) {
+    pthread_mutex_lock(&g_lock);
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        g_leaves = l->next;
+    if (l->next) l->next->prev = l->prev;
+    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_destroy(&l->m);
+}
 
 /* A magazine's bytes: whole cache lines, so that no two threads' magazines share one. */
 static size_t mag_bytes(uint32_t cap) {
@@ -136,18 +239,26 @@ void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m) {
 
 /* Every depot visit (under the lock): Bonwick and Adams' adaptive magazine size. A visit that
    follows another thread's (the depot's lines and the lock move between cores: hundreds of
-   nanoseconds here) and comes soon after the thread's previous visit says the magazines are
-   too small for the traffic; SP__TS_GROW_STRIKES such visits double the size of the magazines
-   made from then on, up to the limit. Local churn with two magazines per thread seldom
-   visits, so only traffic that crosses the depot (producer/consumer) grows them. */
+   nanoseconds here) and comes soon after the thread's previous one says the magazines are too
+   small for the traffic; SP__TS_GROW_STRIKES such visits double the size of the magazines made
+   from then on, up to the limit, and a visit that comes late says they are large enough (the
+   count starts over). Local churn with two magazines per thread seldom visits, and a thread
+   counts only once it has settled (SP__TS_SETTLED_MAGS): so sustained traffic across the depot
+   (producer/consumer) grows the magazines, short-lived threads do not. */
 void sp__ts_depot_visit(sp_pool *p, sp__tcache *c) {
     sp__ts *ts = p->ts;
     uint64_t ops = c->acquired + c->released;
+    bool settled = ops - c->ops_at_take >= (uint64_t)SP__TS_SETTLED_MAGS * ts->mag_first;
     bool frequent = ops - c->ops_at_visit < (uint64_t)SP__TS_FREQUENT_MAGS * ts->mag_size;
     c->ops_at_visit = ops;
     bool handoff = ts->last_visitor != NULL && ts->last_visitor != c;
     ts->last_visitor = c;
-    if (!frequent || !handoff || ++ts->strikes < SP__TS_GROW_STRIKES) return;
+    if (!settled) return;
+    if (!frequent) {
+        ts->strikes = 0;
+        return;
+    }
+    if (!handoff || ++ts->strikes < SP__TS_GROW_STRIKES) return;
     ts->strikes = 0;
     uint64_t limit = (uint64_t)ts->mag_first * SP__TS_GROW_FACTOR;
     if (p->max && limit > p->max / SP__TS_GROW_MAX_SHARE) limit = p->max / SP__TS_GROW_MAX_SHARE;
@@ -178,48 +289,65 @@ static void mag_return(sp_pool *p, sp__mag *m) {
     sp__ts_mag_put_empty(p, m);
 }
 
-void sp__ts_flush_cache(sp_pool *p, sp__tcache *c) {
+static void flush_cache(sp_pool *p, sp__tcache *c) {
     mag_return(p, c->loaded);
     mag_return(p, c->prev);
     c->loaded = c->prev = NULL;
 }
 
-/* The thread's first call on this pool: a cache (an orphan's, or a new one) with two empty
-   magazines, and an entry in the thread's table. NULL, with a line, when memory fails. */
+/* Under the lock: the magazines of the caches whose threads exited go back to the depot. True
+   when that brought free members back. */
+bool sp__ts_orphans_collect(sp_pool *p) {
+    bool any = false;
+    for (sp__tcache *c = p->ts->caches; c; c = c->next) {
+        if (!SP__LOAD(&c->orphan) || !c->loaded) continue; /* (the flag first: its thread's writes) */
+        any = any || c->loaded->n > 0 || c->prev->n > 0;
+        flush_cache(p, c);
+    }
+    return any;
+}
+
+/* The thread's first call on this pool: a cache (an orphan's, with what its thread left in it,
+   or a new one) with two magazines, and an entry in the thread's table. NULL, with a line,
+   when memory fails. */
 static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
     sp__ts *ts = p->ts;
-    (void)pthread_once(&g_key_once, key_create);
-    tl_table *t = tl_tab;
-    if (t && t->count == t->cap) { /* full: forget the entries of pools that are gone */
+    tl_table *t = &tl_tab;
+    if (t->count && t->count == t->cap) { /* full: forget the entries of pools that are gone */
         size_t keep = 0;
         pthread_mutex_lock(&g_lock);
-        for (size_t i = 0; i < t->count; i++) {
-            bool alive = false;
-            for (const sp__ts *l = g_live; l; l = l->live_next) alive = alive || l->id == t->e[i].id;
-            if (alive) t->e[keep++] = t->e[i];
-        }
+        for (size_t i = 0; i < t->count; i++)
+            if (is_live(t->e[i].id)) t->e[keep++] = t->e[i];
         pthread_mutex_unlock(&g_lock);
         t->count = keep;
     }
-    size_t slot = t ? t->count : 0;
-    for (size_t i = 0; t && i < t->count; i++)
+    size_t slot = t->count;
+    for (size_t i = 0; i < t->count; i++)
         if (t->e[i].pool == p) slot = i; /* an earlier pool at this address: its entry is stale */
-    if (!t || (slot == t->count && t->count == t->cap)) {
-        size_t cap = t ? t->cap * 2u : 4u;
-        tl_table *grown = (tl_table *)realloc(t, sizeof *t + cap * sizeof(tl_entry));
+    if (slot == t->count && t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2u : 4u;
+        tl_entry *grown = (tl_entry *)realloc(t->e, cap * sizeof *grown);
         if (!grown) {
             sp__log(p, SP__MSG_NOMEM, "thread cache table");
             return NULL;
         }
-        if (!t) grown->count = 0;
-        grown->cap = cap;
-        t = tl_tab = grown;
-        pthread_setspecific(g_key, t);
+        t->e = grown;
+        t->cap = cap;
+    }
+    if (!t->listed) { /* the thread's first cache: its exit must orphan them */
+        pthread_mutex_lock(&g_lock);
+        t->next = g_tables;
+        t->prev = NULL;
+        if (g_tables) g_tables->prev = t;
+        g_tables = t;
+        t->listed = true;
+        if (g_key_made) (void)pthread_setspecific(g_key, t);
+        pthread_mutex_unlock(&g_lock);
     }
     sp__ts_lock(p);
     sp__tcache *c = NULL;
     for (sp__tcache *o = ts->caches; o && !c; o = o->next)
-        if (o->orphan) c = o;
+        if (SP__LOAD(&o->orphan)) c = o;
     bool fresh = !c;
     if (fresh) {
         c = (sp__tcache *)pool_alloc(p, sizeof *c, 64u);
@@ -228,7 +356,7 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
             p->bytes += sizeof *c;
         }
     }
-    if (c) {
+    if (c && !c->loaded) {
         c->loaded = sp__ts_mag_get(p);
         c->prev = c->loaded ? sp__ts_mag_get(p) : NULL;
         if (!c->prev) {
@@ -238,14 +366,17 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
                 pool_free(p, c, sizeof *c);
                 p->bytes -= sizeof *c;
             }
-            c = NULL;
+            c = NULL; /* an orphan stays one */
         }
     }
     if (c && fresh) {
         c->next = ts->caches;
         ts->caches = c;
     }
-    if (c) c->orphan = false;
+    if (c) {
+        c->ops_at_take = c->ops_at_visit = c->acquired + c->released; /* see sp__ts_depot_visit */
+        SP__STORE(&c->orphan, false);
+    }
     sp__ts_unlock(p);
     if (!c) return NULL;
     if (slot == t->count) t->count++;
@@ -260,8 +391,8 @@ static SP__NOINLINE sp__tcache *cache_register(sp_pool *p) {
 SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
     uint64_t id = p->ts->id;
     sp__tcache *c = NULL;
-    tl_table *t = tl_tab;
-    for (size_t i = 0; t && i < t->count && !c; i++)
+    const tl_table *t = &tl_tab;
+    for (size_t i = 0; i < t->count && !c; i++)
         if (t->e[i].pool == p && t->e[i].id == id) c = t->e[i].cache;
     if (!c) c = cache_register(p);
     if (c) {
@@ -270,6 +401,141 @@ SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
         sp__tl.cache = c;
     }
     return c;
+}
+
+/* ---- fork() and unloading ---------------------------------------------------------------- */
+
+/* fork()'s child: the threads that owned the other caches are gone, and any of them may have
+   been in the middle of a call (between a magazine's count and its entry, a slot word and a
+   counter). So every magazine's contents are dropped, the free members are found again from
+   the slot words (onto the loose list), and the counters follow the words: what those threads
+   held stays leased (the child may release it), a hook one of them was running on a member
+   ends there (the member stays leased). O(slots) for a pool that another thread used; nothing
+   for one that only the forking thread did. The allocator is not called (the child may not
+   have what it needs): magazines go to the depot's empty list whatever their size. */
+static void child_repair(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    const sp__tcache *own = NULL;
+    for (size_t i = 0; i < tl_tab.count; i++)
+        if (tl_tab.e[i].id == ts->id) own = tl_tab.e[i].cache;
+    bool others = false;
+    for (const sp__tcache *c = ts->caches; c; c = c->next) others = others || (c != own && !SP__LOAD(&c->orphan));
+    if (!others) return;
+    for (sp__tcache *c = ts->caches; c; c = c->next) {
+        if (c != own) {
+            SP__STORE(&c->orphan, true);
+            SP__STORE_RELAXED(&c->inside, 0);
+        }
+        if (ts->window > 0 || !c->loaded) continue; /* a window drained them (by its contract,
+                                                       no other thread was inside the pool) */
+        c->loaded->n = c->prev->n = 0;
+        if (c == own) continue;
+        c->loaded->next = c->prev;
+        c->prev->next = ts->empty;
+        ts->empty = c->loaded;
+        c->loaded = c->prev = NULL;
+    }
+    if (ts->window > 0) return;
+    while (ts->full) {
+        sp__mag *m = ts->full;
+        ts->full = m->next;
+        m->n = 0;
+        m->next = ts->empty;
+        ts->empty = m;
+    }
+    ts->free_head = SP__NIL;
+    uint64_t leased = 0;
+    for (uint32_t r = 0; r < p->range_count; r++) {
+        const sp__range *range = &p->ranges[r];
+        if (!range->items) continue;
+        for (uint32_t i = range->first; i < range->first + range->count; i++) {
+            sp__slot *s = slot_at(p, i);
+            const void *item = range->items + (size_t)(i - range->first) * p->stride;
+            if ((s->word & SP__BUSY) && !sp__ts_in_member_hook(p, item))
+                s->word &= ~(uint32_t)(SP__BUSY | SP__RELEASING);
+            if ((s->word & (SP__STATE_MASK | SP__BUSY)) == SP__FREE) {
+                s->next = ts->free_head;
+                ts->free_head = i;
+            }
+            leased += (s->word & SP__STATE_MASK) == SP__LEASED;
+        }
+    }
+    uint64_t acquired = ts->acquired;
+    for (sp__tcache *c = ts->caches; c; c = c->next) {
+        acquired += c->acquired;
+        c->acquired = c->released = 0;
+    }
+    if (acquired < leased + p->leased_disposed) acquired = leased + p->leased_disposed;
+    ts->acquired = acquired;
+    ts->released = acquired - leased - p->leased_disposed;
+    if (leased > ts->peak) ts->peak = (size_t)leased;
+}
+
+/* Every lock, or none (then it tries again): trylocks under g_lock, so that it never waits
+   while it holds one. */
+static bool fork_lock_all(void) {
+    sp__ts *failed = NULL;
+    for (sp__ts *ts = g_live; ts && !failed; ts = ts->live_next)
+        if (!ts_trylock(ts)) failed = ts;
+    sp__ts_leaf *leaf_failed = NULL;
+    for (sp__ts_leaf *l = g_leaves; l && !failed && !leaf_failed; l = l->next)
+        if (pthread_mutex_trylock(&l->m) != 0) leaf_failed = l;
+    if (!failed && !leaf_failed) return true;
+    for (sp__ts_leaf *l = g_leaves; l != leaf_failed && !failed; l = l->next) pthread_mutex_unlock(&l->m);
+    for (sp__ts *ts = g_live; ts != failed; ts = ts->live_next) ts_unlock(ts);
+    return false;
+}
+
+static void fork_prepare(void) {
+    for (;;) {
+        pthread_mutex_lock(&g_lock);
+        if (fork_lock_all()) break;
+        pthread_mutex_unlock(&g_lock);
+        sched_yield();
+    }
+    sp__tags_lock(); /* its holders never wait: a spin of a few instructions */
+}
+
+static void fork_parent(void) {
+    sp__tags_unlock();
+    for (sp__ts_leaf *l = g_leaves; l; l = l->next) pthread_mutex_unlock(&l->m);
+    for (sp__ts *ts = g_live; ts; ts = ts->live_next) ts_unlock(ts);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void fork_child(void) {
+    sp__tags_unlock();
+    for (sp__ts_leaf *l = g_leaves; l; l = l->next) pthread_mutex_unlock(&l->m);
+    for (tl_table *t = g_tables, *next; t; t = next) { /* the other threads' tables */
+        next = t->next;
+        if (t != &tl_tab) table_free(t);
+    }
+    for (sp__ts *ts = g_live; ts; ts = ts->live_next) {
+        child_repair(ts->pool);
+        ts_unlock(ts);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* At the first thread-safe pool: the key whose destructor is thread exit, and fork's handlers
+   (which a dlclose of a shared library that embeds spawnpool removes with it). */
+static void once_init(void) {
+    g_key_made = pthread_key_create(&g_key, thread_exit) == 0;
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* When the program ends (exit) or the shared library that holds this copy of spawnpool is
+   unloaded (dlclose): no thread exit may call thread_exit afterwards (its code may be gone), so
+   the key goes; and once no thread-safe pool is alive (dlclose requires it), no table is needed
+   and every thread's goes too. At exit with pools alive (never destroyed, or other threads
+   still inside them) nothing else changes: those threads keep running until the process ends. */
+__attribute__((destructor)) static void unload(void) {
+    pthread_mutex_lock(&g_lock);
+    if (g_key_made) (void)pthread_key_delete(g_key);
+    g_key_made = false;
+    if (!g_live)
+        while (g_tables) table_free(g_tables);
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* ---- creation and destruction ---------------------------------------------------------- */
@@ -294,12 +560,8 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
         return false;
     }
     memset(ts, 0, sizeof *ts);
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    int failed = pthread_mutex_init(&ts->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    if (failed) {
+    (void)pthread_once(&g_once, once_init);
+    if (pthread_mutex_init(&ts->lock, NULL) != 0) {
         pool_free(p, ts, sizeof *ts);
         sp__log(p, SP__MSG_NOMEM, "pool lock");
         return false;
@@ -308,6 +570,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     ts->mag_size = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
     ts->mag_first = ts->mag_size;
     ts->free_head = SP__NIL;
+    ts->pool = p;
     ts->tag = p->tag;
     p->ts_tag_bits = p->tag_bits;
     ts->acquired = p->acquired;
