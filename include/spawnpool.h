@@ -171,12 +171,21 @@
     The checks need the library itself built with them: `cmake --install` installs
     libspawnpool (SP_DEBUG=0 in Release) and libspawnpool-debug (SP_DEBUG=1); CMake's
     spawnpool::spawnpool links the debug one in Debug configurations, pkg-config users ask for
-    spawnpool-debug.
+    spawnpool-debug. The library's level decides, not yours: a program compiled without NDEBUG
+    against libspawnpool takes its plain paths (the site macros' _at calls jump to them).
 
     THREADS
     =======
     By default a pool is used by one thread at a time (which thread may change between calls,
-    given the usual synchronisation); different pools may be used by different threads.
+    given the usual synchronisation); different pools may be used by different threads. A debug
+    build (the library at SP_DEBUG >= 1) checks it: a call into such a pool while another thread
+    is inside one is refused (NULL, SP_ERR_INVALID or 0; nothing changes) with one error line,
+        particles: sp_release while another thread is inside a call on this pool: refused (a
+        pool takes one thread at a time; to call it from several at once, create it with
+        .threads = SP_THREADS_SAFE) (1 so far)
+    logged the first time and then at each power of two. A release build does not check: the
+    calls race, and the pool's state is undefined from then on (members handed to two owners,
+    counters that wrap); ThreadSanitizer reports the race.
     With `.threads = SP_THREADS_SAFE` any thread may call the pool at any time, with the same
     functions, results, hooks and checks:
         sp_pool *sparks = sp_pool_create(&(sp_desc){
@@ -530,7 +539,9 @@ SP_API void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out);
            is running (re-entry, from on_acquire/on_release/dispose or create: the line says
            which), SP_ERR_FOREIGN for a pointer that is not the start of one of this pool's
            members, SP_ERR_INVALID inside the pool's priority callback or for a NULL pool; all
-           change nothing and log a line. O(1); never reads outside the pool. */
+           change nothing and log a line (SP_ERR_INVALID too, in a debug build, when another
+           thread is inside a call on a pool without SP_THREADS_SAFE: see THREADS). O(1); never
+           reads outside the pool. */
 SP_API sp_result sp_release(sp_pool *pool, void *item);
 
 /* Releases exactly the members that are leased when it starts, in the pool's order (skipping
@@ -541,8 +552,11 @@ SP_API sp_result sp_release(sp_pool *pool, void *item);
 SP_API size_t sp_release_all(sp_pool *pool);
 
 /* The same calls, recording where they were made (for leak reports and write-after-release
-   reports). With SP_DEBUG the plain names are macros over these; without, they cost nothing
-   more than the plain calls. */
+   reports). With SP_DEBUG (yours) the plain names are macros over these. Whether sites are
+   recorded is the library's choice, not the caller's: a library built with SP_DEBUG=0 records
+   none, and its _at functions jump straight to the plain ones, whatever your SP_DEBUG or NDEBUG
+   (a program built without NDEBUG against the release library pays its two arguments and a
+   jump a call, nothing else; its leak lines say the sites were not recorded). */
 SP_API void *sp_acquire_at(sp_pool *pool, const char *file, int line);
 SP_API void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line);
 SP_API void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line);

@@ -99,4 +99,25 @@ void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, uint32_t idx) {
     rec->rel_line = 0;
 }
 
+/* The calling thread's token: the address of a thread-local, unique among live threads. */
+static _Thread_local char tl_self;
+
+int sp__dbg_enter(sp_pool *p, const char *call) {
+    if (!p || (p->ts && !p->ts_view)) return 0; /* thread-safe, outside a window: any thread */
+    uintptr_t self = (uintptr_t)&tl_self, inside = 0;
+    if (atomic_compare_exchange_strong_explicit(&p->dbg_thread, &inside, self, memory_order_acquire,
+                                                memory_order_relaxed))
+        return 1;
+    if (inside == self) return 0;
+    /* Not sp__log: it counts the logger as a hook of the pool (hook_depth), which is the other
+       thread's to change now. The name and the logger are set once, at creation. */
+    uint64_t n = atomic_fetch_add_explicit(&p->dbg_overlaps, 1u, memory_order_relaxed) + 1u;
+    if ((n & (n - 1u)) == 0)
+        sp__log_to(&p->logger, p->name, p->ts ? SP__MSG_TS_OVERLAP : SP__MSG_TWO_THREADS, call,
+                   (unsigned long long)n);
+    return -1;
+}
+
+void sp__dbg_leave(sp_pool *p) { atomic_store_explicit(&p->dbg_thread, (uintptr_t)0, memory_order_release); }
+
 #endif /* SP_DEBUG */

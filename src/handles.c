@@ -19,7 +19,16 @@ static SP__NOINLINE void *ts_handle_out(const sp_pool *pool, void *item, sp_hand
 }
 
 
+#if SP_DEBUG
+static void *handle_refused(sp_handle *out) {
+    if (out) out->id = 0;
+    return NULL;
+}
+#endif
+
+
 void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
+    SP__ONE_THREAD(pool, "sp_acquire_handle", void *, handle_refused(out), sp_acquire_handle(pool, arg, out));
     sp_handle h = {0};
     void *item = NULL;
     if (SP__UNLIKELY(!pool)) sp__null_pool("sp_acquire_handle");
@@ -39,10 +48,20 @@ void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
 }
 
 
+/* As sp_acquire_with_at (lease.c): the plain call in a library built with SP_DEBUG=0, the site
+   noted before a thread-safe pool hands the member out. */
 void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
+#if SP_DEBUG
+    SP__ONE_THREAD(pool, "sp_acquire_handle", void *, handle_refused(out),
+                   sp_acquire_handle_at(pool, arg, out, file, line));
+    if (pool && SP__TS(pool)) return ts_handle_out(pool, sp__ts_acquire(pool, arg, false, file, line), out);
     void *item = sp_acquire_handle(pool, arg, out);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
+    if (item) sp__dbg_note_acquire(pool, item, file, line);
     return item;
+#else
+    (void)file, (void)line;
+    return sp_acquire_handle(pool, arg, out);
+#endif
 }
 
 

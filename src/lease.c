@@ -380,6 +380,7 @@ static SP__NOINLINE void *acquire_null(const char *function) {
 
 void *sp_acquire(sp_pool *pool) {
     if (SP__UNLIKELY(pool == NULL)) return acquire_null("sp_acquire");
+    SP__ONE_THREAD(pool, "sp_acquire", void *, NULL, sp_acquire(pool));
     uint32_t idx = pool->free_head;
     if (SP__UNLIKELY(idx >= pool->plain_below)) return pool->acquire_miss(pool);
     return acquire_plain(pool, idx);
@@ -387,16 +388,23 @@ void *sp_acquire(sp_pool *pool) {
 
 
 void *sp_acquire_with(sp_pool *pool, const void *arg) {
+    SP__ONE_THREAD(pool, "sp_acquire_with", void *, NULL, sp_acquire_with(pool, arg));
     return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, false) : acquire_null("sp_acquire_with");
 }
 
 
 void *sp_acquire_force(sp_pool *pool, const void *arg) {
+    SP__ONE_THREAD(pool, "sp_acquire_force", void *, NULL, sp_acquire_force(pool, arg));
     return SP__LIKELY(pool != NULL) ? acquire_fast(pool, arg, true) : acquire_null("sp_acquire_force");
 }
 
 
-/* ---- the same, recording call sites (debug records; no-ops with SP_DEBUG=0) ---------- */
+/* ---- the same, recording call sites --------------------------------------------------------
+   A library built with SP_DEBUG=0 keeps no records: its _at functions are the plain ones (a
+   jump), whatever the caller's SP_DEBUG, as the header says. A debug library notes the site in
+   the member's record: a thread-safe pool's before the member is handed out (another thread may
+   release it through a stale pointer and acquire it again at once: a note made afterwards would
+   race with that thread's), any other pool's right after (one thread at a time). */
 
 
 #if SP_DEBUG
@@ -405,6 +413,14 @@ static sp__dbg *dbg_of(const sp_pool *p, const void *item) {
     uint32_t idx = item ? index_of(p, item) : SP__NIL;
     if (idx == SP__NIL && item && SP__TS(p)) idx = sp__ts_index_of(p, item);
     return idx == SP__NIL ? NULL : dbg_at(p, idx);
+}
+
+
+static void *acquire_noted(sp_pool *pool, const void *arg, bool force, const char *file, int line) {
+    if (SP__TS(pool)) return sp__ts_acquire(pool, arg, force, file, line);
+    void *item = acquire_fast(pool, arg, force);
+    if (item) sp__dbg_note_acquire(pool, item, file, line);
+    return item;
 }
 #endif
 
@@ -434,23 +450,36 @@ void sp__dbg_note_release(sp_pool *p, void *item, const char *file, int line) {
 
 
 void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
+#if SP_DEBUG
     return sp_acquire_with_at(pool, NULL, file, line);
+#else
+    (void)file, (void)line;
+    return sp_acquire(pool);
+#endif
 }
 
 
 void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
+#if SP_DEBUG
     if (!pool) return acquire_null("sp_acquire");
-    void *item = acquire_fast(pool, arg, false);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
-    return item;
+    SP__ONE_THREAD(pool, "sp_acquire", void *, NULL, sp_acquire_with_at(pool, arg, file, line));
+    return acquire_noted(pool, arg, false, file, line);
+#else
+    (void)file, (void)line;
+    return sp_acquire_with(pool, arg);
+#endif
 }
 
 
 void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
+#if SP_DEBUG
     if (!pool) return acquire_null("sp_acquire_force");
-    void *item = acquire_fast(pool, arg, true);
-    if (SP_DEBUG && item) sp__dbg_note_acquire(pool, item, file, line);
-    return item;
+    SP__ONE_THREAD(pool, "sp_acquire_force", void *, NULL, sp_acquire_force_at(pool, arg, file, line));
+    return acquire_noted(pool, arg, true, file, line);
+#else
+    (void)file, (void)line;
+    return sp_acquire_force(pool, arg);
+#endif
 }
 
 
@@ -633,6 +662,7 @@ static SP__NOINLINE sp_result release_plain_refused(sp_pool *pool, uint64_t idx)
 
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return release_other(pool, item); /* same arguments: no moves */
+    SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release(pool, item));
     /* index_of without its SP__NIL answer, against top_plain: a hit is a plain pool's member of
        the top range and goes straight to the plain path. The check is exact (item is the start
        of member q), so NULL never passes it. From here on only q is kept, not item: the
@@ -656,11 +686,16 @@ sp_result sp_release(sp_pool *pool, void *item) {
 
 
 sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
+#if SP_DEBUG
     /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
        record is bookkeeping, so a refused release leaves the member's state untouched. A
        thread-safe pool notes it after winning the release (other threads may race for it). */
+    SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release_at(pool, item, file, line));
     if (pool && SP__TS(pool)) return sp__ts_release(pool, item, file, line);
-    if (SP_DEBUG && pool && item && sp_is_leased(pool, item)) sp__dbg_note_release(pool, item, file, line);
+    if (pool && item && sp_is_leased(pool, item)) sp__dbg_note_release(pool, item, file, line);
+#else
+    (void)file, (void)line;
+#endif
     return sp_release(pool, item);
 }
 
@@ -677,6 +712,7 @@ size_t sp_release_all(sp_pool *pool) {
         sp__null_pool("sp_release_all");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_release_all", size_t, 0, sp_release_all(pool));
     SP__TS_WINDOWED(pool, "sp_release_all", size_t, sp_release_all(w_));
     if (pool->scoring > 0) {
         sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");

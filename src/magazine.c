@@ -155,7 +155,7 @@ static SP__NOINLINE void run_on_acquire(sp_pool *p, uint32_t *word, uint32_t lea
 }
 
 
-void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
     (void)force; /* no reclaim in a thread-safe pool: a saturated pool drops */
     sp__tcache *c = sp__ts_cache(p);
     if (SP__UNLIKELY(!c)) return NULL;
@@ -181,7 +181,12 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
     uint32_t leased = SP__LOAD_RELAXED(word) + SP__TO_LEASED;
     DBG_LEASING(p, idx, item);
 #  if SP_DEBUG
-    dbg_at(p, idx)->acq_file = NULL; /* the _at callers fill it in */
+    /* before the lease is published: once it is, another thread may release this life through
+       a stale pointer and acquire the member again, writing its own site */
+    dbg_at(p, idx)->acq_file = file;
+    dbg_at(p, idx)->acq_line = line > 0 ? (uint32_t)line : 0u;
+#  else
+    (void)file, (void)line;
 #  endif
     if (p->on_acquire)
         run_on_acquire(p, word, leased, item, arg);
@@ -218,7 +223,7 @@ void *sp__ts_acquire_fast(sp_pool *p, const void *arg) {
 #  endif
     /* (sp_acquire_force acts as sp_acquire in a thread-safe pool, windows included) */
     if (SP__UNLIKELY(p->ts_view)) return sp__acquire_slow(p, arg, false);
-    return sp__ts_acquire(p, arg, false);
+    return sp__ts_acquire(p, arg, false, NULL, 0);
 }
 
 
@@ -466,8 +471,8 @@ sp_result sp__ts_release_fast(sp_pool *p, uint64_t q) {
     return SP_ERR_INVALID;
 }
 
-void *sp__ts_acquire(sp_pool *p, const void *arg, bool force) {
-    (void)p, (void)arg, (void)force;
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
+    (void)p, (void)arg, (void)force, (void)file, (void)line;
     return NULL;
 }
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {

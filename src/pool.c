@@ -386,6 +386,12 @@ static uint32_t highest_life(const sp_pool *p) {
 
 void sp_pool_destroy(sp_pool *pool) {
     if (!pool) return;
+#if SP_DEBUG
+    /* a check, not an entry: the pool is gone when the call ends */
+    int in = sp__dbg_enter(pool, "sp_pool_destroy");
+    if (in < 0) return;
+    if (in > 0) sp__dbg_leave(pool);
+#endif
     if (SP__TS(pool) && !sp__ts_destroy_begin(pool)) return; /* opens the window, for good */
     if (pool->hook_depth > 0 || pool->destroying) {
         sp__log(pool, SP__MSG_IN_HOOK, "sp_pool_destroy");
@@ -443,6 +449,7 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__null_pool("sp_prewarm");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_prewarm", size_t, 0, sp_prewarm(pool, n));
     if (SP__TS(pool)) return sp__ts_prewarm(pool, n); /* its checks under its lock */
     /* Inside priority or a teardown the free list must stay empty: acquisitions are refused
        because they find nothing free. */
@@ -491,6 +498,7 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         sp__null_pool("sp_trim");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_trim", size_t, 0, sp_trim(pool, keep_free));
     sp_pool *p = pool;
     if (SP__TS(p) && !sp__ts_in_hook(p)) /* the rest is checked in the window, under the lock */
         SP__TS_WINDOWED(p, "sp_trim", size_t, sp_trim(w_, keep_free));
@@ -554,6 +562,7 @@ size_t sp_clear(sp_pool *pool) {
         sp__null_pool("sp_clear");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_clear", size_t, 0, sp_clear(pool));
     if (SP__TS(pool) && !sp__ts_in_hook(pool))
         SP__TS_WINDOWED(pool, "sp_clear", size_t, sp_clear(w_));
     if (SP__TS(pool) || pool->hook_depth > 0 || pool->destroying) {
@@ -578,6 +587,7 @@ sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
                 overflow == SP_OVERFLOW_GROW ? "GROW cannot grow a fixed buffer" : "unknown overflow policy");
         return SP_ERR_INVALID;
     }
+    SP__ONE_THREAD(pool, "sp_set_overflow", sp_result, SP_ERR_INVALID, sp_set_overflow(pool, overflow));
     if (SP__TS(pool)) return sp__ts_set(pool, &overflow, NULL);
     pool->overflow = overflow;
     return SP_OK;
@@ -591,6 +601,7 @@ sp_result sp_set_max(sp_pool *pool, size_t max) {
     }
     if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
     if (pool->fixed && (max == 0 || max > pool->capacity)) max = pool->capacity;
+    SP__ONE_THREAD(pool, "sp_set_max", sp_result, SP_ERR_INVALID, sp_set_max(pool, max));
     if (SP__TS(pool)) return sp__ts_set(pool, NULL, &max);
     pool->max = max;
     return SP_OK;

@@ -15,6 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#if SP_DEBUG
+#  include <stdatomic.h>
+#endif
 
 /* Programmer errors the library cannot survive (a corrupted pool). Override to hook your own. */
 #ifndef SP_ASSERT
@@ -185,6 +188,10 @@ struct sp_pool {
     uint32_t slot_cap;  /* slot indices below this exist (committed or allocated) */
 #if SP_DEBUG
     struct sp__dbg *dbg; /* debug records, parallel to slots */
+    /* the thread inside a call on the pool (0: none), and the calls refused for overlapping
+       another thread's: see sp__dbg_enter */
+    _Atomic(uintptr_t) dbg_thread;
+    _Atomic(uint64_t) dbg_overlaps;
 #endif
     sp__range ranges[SP__RANGE_MAX];
     uint32_t range_count;             /* numbers in use (given-back ones included) */
@@ -337,7 +344,14 @@ static inline size_t sp__leased(const sp_pool *p) { return p->peak_leased - (siz
       "%s while another thread is inside a call on this thread-safe pool (it needs quiescence)")   \
     X(MSG_TS_SLOTS_FULL, SP_LOG_ERROR,                                                             \
       "cannot grow: a thread-safe pool without a reservation holds at most %u slots")              \
-    X(MSG_TS_REFUSED, SP_LOG_WARN, "%s: refused in a thread-safe pool (%s)")
+    X(MSG_TS_REFUSED, SP_LOG_WARN, "%s: refused in a thread-safe pool (%s)")                    \
+    X(MSG_TWO_THREADS, SP_LOG_ERROR,                                                               \
+      "%s while another thread is inside a call on this pool: refused (a pool takes one thread at " \
+      "a time; to call it from several at once, create it with .threads = SP_THREADS_SAFE) "       \
+      "(%llu so far)")                                                                              \
+    X(MSG_TS_OVERLAP, SP_LOG_ERROR,                                                                \
+      "%s while another thread is inside a call on this thread-safe pool that needs quiescence: "  \
+      "refused (%llu so far)")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;
@@ -441,6 +455,28 @@ void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, uint32_t idx);
 /* Memory that no live member occupies (unbuilt or retired slots) / that is used again. */
 void sp__dbg_poison(void *mem, size_t size);
 void sp__dbg_unpoison(void *mem, size_t size);
+/* One thread at a time inside a pool that is not thread-safe (or inside a thread-safe one's
+   window). 1: the calling thread entered (sp__dbg_leave when its call ends); 0: it is inside
+   already (a callback's call), or the pool takes any thread; -1: another thread is inside:
+   refused, with a line (the first, then at each power of two, so that a loop of overlaps cannot
+   flood the log), logged without touching the pool's state. */
+int sp__dbg_enter(sp_pool *p, const char *call);
+void sp__dbg_leave(sp_pool *p);
+/* At the top of a public call: it enters, makes itself again (`again`, which finds its thread
+   inside and runs) and leaves; when another thread is inside, it returns `refused`. Nothing
+   with SP_DEBUG=0. */
+#  define SP__ONE_THREAD(p, name, type, refused, again)                                           \
+      do {                                                                                        \
+          int in_ = sp__dbg_enter((p), (name));                                                   \
+          if (in_ < 0) return refused;                                                            \
+          if (in_ > 0) {                                                                          \
+              type r_ = again;                                                                    \
+              sp__dbg_leave(p);                                                                   \
+              return r_;                                                                          \
+          }                                                                                       \
+      } while (0)
+#else
+#  define SP__ONE_THREAD(p, name, type, refused, again) ((void)0)
 #endif
 /* Where a call came from, for the _at variants: NULL/0 when unknown. */
 void sp__dbg_note_acquire(sp_pool *p, void *item, const char *file, int line);

@@ -247,7 +247,7 @@ sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max)
    path. */
 void *sp__ts_acquire_fast(sp_pool *p, const void *arg);
 sp_result sp__ts_release_fast(sp_pool *p, uint64_t q);
-void *sp__ts_acquire(sp_pool *p, const void *arg, bool force);
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line);
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line);
 void *sp__ts_resolve(const sp_pool *p, sp_handle h);
 void *sp__ts_resolve_fast(const sp_pool *p, sp_handle h);
