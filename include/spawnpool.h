@@ -268,7 +268,10 @@
 #endif
 
 /* SP_API marks exported functions; define it yourself to override (=nothing, or the
-   visibility attribute when building the shared library). */
+   visibility attribute when building the shared library). The static libraries are built with
+   it empty and -fvisibility=hidden (CMake's SP_STATIC_HIDDEN, on by default), so that a shared
+   library that embeds one exports none of its symbols; building the sources yourself into a
+   shared library, do the same: -fvisibility=hidden -DSP_API= (README, "Embedding"). */
 #ifndef SP_API
 #  if defined(_WIN32) && defined(SP_SHARED) && defined(SP_BUILDING)
 #    define SP_API __declspec(dllexport)
