@@ -472,17 +472,15 @@ static void child_repair(sp_pool *p) {
 }
 
 /* Every lock, or none (then it tries again): trylocks under g_lock, so that it never waits
-   while it holds one. */
+   while it holds one. The pools' locks first, then (once all are held) the leaves'. */
 static bool fork_lock_all(void) {
-    sp__ts *failed = NULL;
-    for (sp__ts *ts = g_live; ts && !failed; ts = ts->live_next)
-        if (!ts_trylock(ts)) failed = ts;
-    sp__ts_leaf *leaf_failed = NULL;
-    for (sp__ts_leaf *l = g_leaves; l && !failed && !leaf_failed; l = l->next)
-        if (pthread_mutex_trylock(&l->m) != 0) leaf_failed = l;
-    if (!failed && !leaf_failed) return true;
-    for (sp__ts_leaf *l = g_leaves; l != leaf_failed && !failed; l = l->next) pthread_mutex_unlock(&l->m);
-    for (sp__ts *ts = g_live; ts != failed; ts = ts->live_next) ts_unlock(ts);
+    sp__ts *ts = g_live;
+    while (ts && ts_trylock(ts)) ts = ts->live_next;
+    sp__ts_leaf *leaf = ts ? NULL : g_leaves;
+    while (leaf && pthread_mutex_trylock(&leaf->m) == 0) leaf = leaf->next;
+    if (!ts && !leaf) return true;
+    for (sp__ts_leaf *l = ts ? NULL : g_leaves; l != leaf; l = l->next) pthread_mutex_unlock(&l->m);
+    for (sp__ts *t = g_live; t != ts; t = t->live_next) ts_unlock(t);
     return false;
 }
 
