@@ -4,8 +4,7 @@
 # of 100,000 pairs through each (at_cost.c), under callgrind, for a plain pool and a
 # thread-safe one. Fails when the _at pairs take more than SLACK instructions a pair more: the
 # caller's two more arguments a call (4 a pair), the jump to the plain function (2), and its
-# landing pad under -fcf-protection (2). Before the _at calls jumped, they took 13 more in a
-# plain pool and 68 in a thread-safe one (its general release path).
+# landing pad under -fcf-protection (2).
 #   tests/cost/at_cost.sh AT_COST_BINARY
 set -eu
 bin=${1:?usage: at_cost.sh AT_COST_BINARY}
