@@ -216,14 +216,15 @@
       pool (the lock is recursive); destroy, clear and trim are refused inside them.
     - max and DROP hold exactly for built members (growth is under the lock). A DROP pool may
       refuse while free members sit in other threads' caches: at most two magazines per other
-      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after (the depot is
-      drained first; a thread that exits hands its cache back).
+      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after (the depot, the
+      loose members and what exited threads left in their caches are taken first).
     - Need quiescence (no other thread inside a call on the pool, and their calls ordered
       before and after by a join, a barrier or a lock): sp_each, sp_leased_each, sp_first /
       sp_next, sp_iter_first / sp_iter_next (each call), sp_release_all, sp_leak_report,
       sp_trim, sp_clear, sp_pool_destroy, and sp_registry_add / remove / destroy /
       release_all. They gather every thread's cache and run as for a plain pool; debug builds
-      log an error when they find another thread inside the pool.
+      log an error when they find another thread inside the pool, and refuse (with a line) a
+      call that another thread makes into it while they run.
     - Refused at creation, with a line naming the field: SP_OVERFLOW_RECLAIM, `priority`,
       SP_ORDER_ACQUISITION, a fixed `buffer` (and later sp_set_overflow(RECLAIM)); also in a
       build without threads (single-threaded WebAssembly).
