@@ -171,12 +171,21 @@
     The checks need the library itself built with them: `cmake --install` installs
     libspawnpool (SP_DEBUG=0 in Release) and libspawnpool-debug (SP_DEBUG=1); CMake's
     spawnpool::spawnpool links the debug one in Debug configurations, pkg-config users ask for
-    spawnpool-debug.
+    spawnpool-debug. The library's level decides, not yours: a program compiled without NDEBUG
+    against libspawnpool takes its plain paths (the site macros' _at calls jump to them).
 
     THREADS
     =======
     By default a pool is used by one thread at a time (which thread may change between calls,
-    given the usual synchronisation); different pools may be used by different threads.
+    given the usual synchronisation); different pools may be used by different threads. A debug
+    build (the library at SP_DEBUG >= 1) checks it: a call into such a pool while another thread
+    is inside one is refused (NULL, SP_ERR_INVALID or 0; nothing changes) with one error line,
+        particles: sp_release while another thread is inside a call on this pool: refused (a
+        pool takes one thread at a time; to call it from several at once, create it with
+        .threads = SP_THREADS_SAFE) (1 so far)
+    logged the first time and then at each power of two. A release build does not check: the
+    calls race, and the pool's state is undefined from then on (members handed to two owners,
+    counters that wrap); ThreadSanitizer reports the race.
     With `.threads = SP_THREADS_SAFE` any thread may call the pool at any time, with the same
     functions, results, hooks and checks:
         sp_pool *sparks = sp_pool_create(&(sp_desc){
@@ -207,22 +216,30 @@
       pool (the lock is recursive); destroy, clear and trim are refused inside them.
     - max and DROP hold exactly for built members (growth is under the lock). A DROP pool may
       refuse while free members sit in other threads' caches: at most two magazines per other
-      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after (the depot is
-      drained first; a thread that exits hands its cache back).
+      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after (the depot, the
+      loose members and what exited threads left in their caches are taken first).
     - Need quiescence (no other thread inside a call on the pool, and their calls ordered
       before and after by a join, a barrier or a lock): sp_each, sp_leased_each, sp_first /
       sp_next, sp_iter_first / sp_iter_next (each call), sp_release_all, sp_leak_report,
       sp_trim, sp_clear, sp_pool_destroy, and sp_registry_add / remove / destroy /
       release_all. They gather every thread's cache and run as for a plain pool; debug builds
-      log an error when they find another thread inside the pool.
+      log an error when they find another thread inside the pool, and refuse (with a line) a
+      call that another thread makes into it while they run.
     - Refused at creation, with a line naming the field: SP_OVERFLOW_RECLAIM, `priority`,
       SP_ORDER_ACQUISITION, a fixed `buffer` (and later sp_set_overflow(RECLAIM)); also in a
       build without threads (single-threaded WebAssembly).
     - Without a reservation (the fallback) a thread-safe pool allocates its slot bookkeeping
       once, for max(max, 2^20) members (8 bytes each; 40 with SP_DEBUG), since other threads
       read the slots while it grows: it holds at most that many members.
-    - A thread's caches are the pool's: they go back when the thread exits and are freed with
-      the pool, in either order. Link with -pthread (CMake's spawnpool targets carry it).
+    - A thread's caches are the pool's: a thread that exits leaves its cache to the pool (the
+      next thread adopts it; a refill that would otherwise grow or drop takes its members
+      back), and they are freed with the pool, in either order. Link with -pthread (CMake's
+      spawnpool targets carry it).
+    - Lifecycle (docs/threads.md): pools that are never destroyed, and exit() while other
+      threads are inside pools, are fine. After fork() the child may use every thread-safe
+      pool as the forking thread left it: the other threads' leased members stay leased, what
+      they cached is the child's. A shared library that embeds spawnpool may be unloaded
+      (dlclose) once its thread-safe pools are destroyed.
     A pool without SP_THREADS_SAFE is exactly as fast as in 0.3. See docs/threads.md.
 
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
@@ -252,7 +269,10 @@
 #endif
 
 /* SP_API marks exported functions; define it yourself to override (=nothing, or the
-   visibility attribute when building the shared library). */
+   visibility attribute when building the shared library). The static libraries are built with
+   it empty and -fvisibility=hidden (CMake's SP_STATIC_HIDDEN, on by default), so that a shared
+   library that embeds one exports none of its symbols; building the sources yourself into a
+   shared library, do the same: -fvisibility=hidden -DSP_API= (README, "Embedding"). */
 #ifndef SP_API
 #  if defined(_WIN32) && defined(SP_SHARED) && defined(SP_BUILDING)
 #    define SP_API __declspec(dllexport)
@@ -321,7 +341,13 @@ typedef enum sp_log_level {
    platform's virtual memory.
 
    alloc/free: both or neither. `free` gets the size that `alloc` was asked for. `alloc` returns
-   NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent.
+   NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent. What `alloc`
+   is asked for: a size above 0, and an `align` that is a power of two from sizeof(void *) (so
+   that an allocator over posix_memalign or aligned_alloc serves every request) to the larger of
+   64 and the members' item_align: 64 for ranges of members, thread caches and magazines (each
+   starts a cache line), item_align for ranges of members aligned past that, sizeof(void *) to
+   16 for the rest of the bookkeeping (pool and registry records, slots, tables). The same holds
+   for a registry's allocator and sp_dense's.
 
    reserve/commit/decommit/release: all four or none (a pool with some but not all is refused).
    A pool keeps its members in one address range: it reserves address space for its largest
@@ -516,7 +542,9 @@ SP_API void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out);
            is running (re-entry, from on_acquire/on_release/dispose or create: the line says
            which), SP_ERR_FOREIGN for a pointer that is not the start of one of this pool's
            members, SP_ERR_INVALID inside the pool's priority callback or for a NULL pool; all
-           change nothing and log a line. O(1); never reads outside the pool. */
+           change nothing and log a line (SP_ERR_INVALID too, in a debug build, when another
+           thread is inside a call on a pool without SP_THREADS_SAFE: see THREADS). O(1); never
+           reads outside the pool. */
 SP_API sp_result sp_release(sp_pool *pool, void *item);
 
 /* Releases exactly the members that are leased when it starts, in the pool's order (skipping
@@ -527,8 +555,11 @@ SP_API sp_result sp_release(sp_pool *pool, void *item);
 SP_API size_t sp_release_all(sp_pool *pool);
 
 /* The same calls, recording where they were made (for leak reports and write-after-release
-   reports). With SP_DEBUG the plain names are macros over these; without, they cost nothing
-   more than the plain calls. */
+   reports). With SP_DEBUG (yours) the plain names are macros over these. Whether sites are
+   recorded is the library's choice, not the caller's: a library built with SP_DEBUG=0 records
+   none, and its _at functions jump straight to the plain ones, whatever your SP_DEBUG or NDEBUG
+   (a program built without NDEBUG against the release library pays its two arguments and a
+   jump a call, nothing else; its leak lines say the sites were not recorded). */
 SP_API void *sp_acquire_at(sp_pool *pool, const char *file, int line);
 SP_API void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line);
 SP_API void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line);

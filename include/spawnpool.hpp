@@ -58,7 +58,10 @@
     sp_leased_each, a registry...). Do not acquire from it or release into it with the C calls:
     the objects would not be constructed or destroyed.
 
-    THREADS: one thread at a time per pool: the options do not offer SP_THREADS_SAFE.
+    THREADS: one thread at a time per pool, unless options::threads is SP_THREADS_SAFE: then any
+    thread may acquire and release, each object is constructed on the acquiring thread and
+    destroyed once on the releasing one, and of two threads racing to release it the loser is
+    refused before any destructor runs (THREADS in spawnpool.h, docs/threads.md).
 */
 #ifndef SPAWNPOOL_HPP
 #define SPAWNPOOL_HPP

@@ -6,6 +6,7 @@
    release and verified at the next acquisition catches a write-after-release. Contents are
    never destroyed, except by the SP_DEBUG=2 fill of pools without a `create` hook. */
 #include "pool_internal.h"
+#include "threads.h"
 
 #include <string.h>
 
@@ -101,5 +102,26 @@ void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, size_t item_siz
     rec->rel_file = NULL;
     rec->rel_line = 0;
 }
+
+/* The calling thread's token: the address of a thread-local, unique among live threads. */
+static _Thread_local char tl_self;
+
+int sp__dbg_enter(sp_pool *p, const char *call) {
+    if (!p || (p->ts && !sp__ts_windowed(p))) return 0; /* thread-safe, outside a window: any thread */
+    uintptr_t self = (uintptr_t)&tl_self, inside = 0;
+    if (atomic_compare_exchange_strong_explicit(&p->act.inside, &inside, self, memory_order_acquire,
+                                                memory_order_relaxed))
+        return 1;
+    if (inside == self) return 0;
+    /* Not sp__log: it counts the logger as a hook of the pool (hook_depth), which is the other
+       thread's to change now. The name and the logger are set once, at creation. */
+    uint64_t n = atomic_fetch_add_explicit(&p->act.overlaps, 1u, memory_order_relaxed) + 1u;
+    if (sp__worth_a_line(n))
+        sp__log_to(&p->cfg.logger, p->name, p->ts ? SP__MSG_TS_OVERLAP : SP__MSG_TWO_THREADS, call,
+                   (unsigned long long)n);
+    return -1;
+}
+
+void sp__dbg_leave(sp_pool *p) { atomic_store_explicit(&p->act.inside, (uintptr_t)0, memory_order_release); }
 
 #endif /* SP_DEBUG */

@@ -384,7 +384,7 @@ static bool dense_grow_slots(sp_dense *d, size_t want) {
     bool reclaim = d->overflow == SP_OVERFLOW_RECLAIM;
     size_t bytes = want * (sizeof(sp_dense_slot) + (reclaim ? sizeof(sp_dense_link) : 0));
     sp_dense_slot *slots =
-        (sp_dense_slot *)d->allocator.alloc(bytes, _Alignof(sp_dense_slot), d->allocator.user);
+        (sp_dense_slot *)sp__alloc(&d->allocator, bytes, _Alignof(sp_dense_slot));
     if (!slots) {
         dense_log(d, SP__MSG_DENSE_NOMEM_SLOTS, want);
         return false;
@@ -436,7 +436,7 @@ static bool dense_grow(sp_dense *d, size_t new_cap) {
     SP_ASSERT(!d->fixed && new_cap > d->cap && new_cap <= d->items_max);
     size_t bytes = dense_items_block(d, new_cap);
     unsigned char *block =
-        (unsigned char *)d->allocator.alloc(bytes, dense_items_block_align(d), d->allocator.user);
+        (unsigned char *)sp__alloc(&d->allocator, bytes, dense_items_block_align(d));
     if (!block) {
         dense_log(d, SP__MSG_DENSE_NOMEM_GROW, new_cap, bytes);
         return false;
@@ -547,7 +547,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     if (desc->buffer) {
         d = (sp_dense *)(void *)((unsigned char *)desc->buffer + lay.self);
     } else {
-        d = (sp_dense *)allocator.alloc(self_bytes, _Alignof(sp_dense), allocator.user);
+        d = (sp_dense *)sp__alloc(&allocator, self_bytes, _Alignof(sp_dense));
         if (!d) {
             sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "the pool");
             sp__tag_release(tag, 0);

@@ -51,6 +51,13 @@ sp_handle sp_handle_of(const sp_pool *pool, const void *item) {
     return handle_issue(p, idx, w);
 }
 
+#if SP_DEBUG
+static void *handle_refused(sp_handle *out) {
+    if (out) out->id = 0;
+    return NULL;
+}
+#endif
+
 void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
     sp_handle none = {0};
     if (out) *out = none;
@@ -58,23 +65,32 @@ void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out) {
         sp__null_pool("sp_acquire_handle");
         return NULL;
     }
+    SP__ONE_THREAD(pool, "sp_acquire_handle", void *, handle_refused(out), sp_acquire_handle(pool, arg, out));
     if (!pool->ts && !sp__tag_take(pool)) return NULL; /* before anything is leased */
     void *item = sp_acquire_with(pool, arg);
     if (item && out) *out = sp_handle_of(pool, item);
     return item;
 }
 
+/* As sp_acquire_with_at (lease.c): the plain call in a library built with SP_DEBUG=0. */
 void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file, int line) {
+#if SP_DEBUG
     sp_handle none = {0};
     if (out) *out = none;
     if (!pool) {
         sp__null_pool("sp_acquire_handle");
         return NULL;
     }
+    SP__ONE_THREAD(pool, "sp_acquire_handle", void *, handle_refused(out),
+                   sp_acquire_handle_at(pool, arg, out, file, line));
     if (!pool->ts && !sp__tag_take(pool)) return NULL;
     void *item = sp_acquire_with_at(pool, arg, file, line);
     if (item && out) *out = sp_handle_of(pool, item);
     return item;
+#else
+    (void)file, (void)line;
+    return sp_acquire_handle(pool, arg, out);
+#endif
 }
 
 /* Counts a refused resolve of one kind and logs the first, then every count that reaches a power

@@ -254,6 +254,7 @@ size_t sp_each(sp_pool *pool, sp_each_fn fn, void *user) {
         return 0;
     }
     if (!fn) return 0;
+    SP__ONE_THREAD(pool, "sp_each", size_t, 0, sp_each(pool, fn, user));
     SP__TS_WINDOW(pool, "sp_each", size_t, sp_each(w_, fn, user));
     if (!pool->cfg.ordered) return each_in_memory_order(pool, fn, user);
     /* The cursor's rules, with its common step spelled out (fn left the member in the same
@@ -302,6 +303,7 @@ size_t sp_leased_each(const sp_pool *pool, sp_leased_fn fn, void *user) {
         sp__null_pool("sp_leased_each");
         return 0;
     }
+    SP__ONE_THREAD((sp_pool *)(uintptr_t)pool, "sp_leased_each", size_t, 0, sp_leased_each(pool, fn, user));
     SP__TS_WINDOW(pool, "sp_leased_each", size_t, sp_leased_each(w_, fn, user));
     /* The cursor, so that fn releasing members cannot lead the walk astray; fn counts as a hook. */
     sp_pool *p = (sp_pool *)(uintptr_t)pool;

@@ -39,7 +39,7 @@ static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
 }
 
 static SP__NOINLINE void run_on_acquire(sp_pool *p, _Atomic uint32_t *w, void *item, const void *arg) {
-    SP__RUN_HOOK(p, w, p->cfg.on_acquire(item, arg, p->cfg.user));
+    SP__RUN_HOOK(p, w, item, p->cfg.on_acquire(item, arg, p->cfg.user));
 }
 
 /* Leases free member idx (out of the stack and out of limbo already) in its word: the lease
@@ -100,7 +100,7 @@ static void lease_to_word(sp_pool *p, uint32_t idx, _Atomic uint32_t *w) {
 
 static SP__NOINLINE void run_on_release(sp_pool *p, _Atomic uint32_t *w, void *item) {
     wstore(w, wload(w) | SP__RELEASING);
-    SP__RUN_HOOK(p, w, p->cfg.on_release(item, p->cfg.user));
+    SP__RUN_HOOK(p, w, item, p->cfg.on_release(item, p->cfg.user));
     wstore(w, wload(w) & ~(uint32_t)SP__RELEASING);
 }
 
@@ -110,7 +110,7 @@ static double run_priority(sp_pool *p, uint32_t idx) {
     _Atomic uint32_t *w = word_at(p, idx);
     double pr = 0.0;
     lease_to_word(p, idx, w);
-    SP__RUN_HOOK(p, w, pr = p->cfg.priority(item_at(p, idx), p->cfg.user));
+    SP__RUN_HOOK(p, w, item_at(p, idx), pr = p->cfg.priority(item_at(p, idx), p->cfg.user));
     return pr;
 }
 
@@ -145,10 +145,7 @@ static SP__NOINLINE sp_result release_refused(sp_pool *p, void *item, uint32_t w
         sp__log(p, lifecycle ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
-    if (st == SP__UNBUILT || st == SP__RETIRED) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (st == SP__UNBUILT || st == SP__RETIRED) return sp__release_foreign(p, item);
     sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
     return SP_ERR_NOT_LEASED;
 }
@@ -166,9 +163,14 @@ sp_result sp__release_index(sp_pool *p, uint32_t idx, void *item) {
     return SP_OK;
 }
 
-/* A pointer no span of this pool holds: name its pool when the registry knows it. */
-static SP__NOINLINE sp_result release_foreign(sp_pool *p, void *item) {
-    sp__log(p, SP__MSG_FOREIGN, item);
+/* A pointer that is not the start of one of p's members: one line, which names the pool it
+   belongs to when p's owner (a registry) knows one. */
+SP__NOINLINE sp_result sp__release_foreign(const sp_pool *p, const void *item) {
+    const sp_pool *home = p->owner ? p->owner_fns->member_of(p->owner, item) : NULL;
+    if (home && home != p)
+        sp__log(p, SP__MSG_FOREIGN_OWNED, item, home->name);
+    else
+        sp__log(p, SP__MSG_FOREIGN, item);
     return SP_ERR_FOREIGN;
 }
 
@@ -185,7 +187,7 @@ sp_result sp__release_general(sp_pool *p, void *item) {
         return SP_ERR_INVALID;
     }
     uint32_t idx = index_of(p, item);
-    if (SP__UNLIKELY(idx == SP__NIL)) return release_foreign(p, item);
+    if (SP__UNLIKELY(idx == SP__NIL)) return sp__release_foreign(p, item);
     return sp__release_index(p, idx, item);
 }
 
@@ -324,16 +326,19 @@ static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
 
 void *sp_acquire(sp_pool *pool) {
     if (SP__UNLIKELY(!pool)) return acquire_null("sp_acquire");
+    SP__ONE_THREAD(pool, "sp_acquire", void *, NULL, sp_acquire(pool));
     return acquire_fast(pool, NULL, false);
 }
 
 void *sp_acquire_with(sp_pool *pool, const void *arg) {
     if (SP__UNLIKELY(!pool)) return acquire_null("sp_acquire_with");
+    SP__ONE_THREAD(pool, "sp_acquire_with", void *, NULL, sp_acquire_with(pool, arg));
     return acquire_fast(pool, arg, false);
 }
 
 void *sp_acquire_force(sp_pool *pool, const void *arg) {
     if (SP__UNLIKELY(!pool)) return acquire_null("sp_acquire_force");
+    SP__ONE_THREAD(pool, "sp_acquire_force", void *, NULL, sp_acquire_force(pool, arg));
     return acquire_fast(pool, arg, true);
 }
 
@@ -342,6 +347,7 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
    path. */
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return sp__release_general(pool, item);
+    SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release(pool, item));
     uint64_t q = member_number(pool, pool->hot.top_items, (uintptr_t)item);
     if (SP__UNLIKELY(q >= pool->hot.top_plain)) return sp__release_general(pool, item);
     uint32_t idx = pool->hot.top_first + (uint32_t)q;
@@ -387,6 +393,7 @@ size_t sp_release_all(sp_pool *pool) {
         sp__null_pool("sp_release_all");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_release_all", size_t, 0, sp_release_all(pool));
     SP__TS_WINDOW(pool, "sp_release_all", size_t, sp_release_all(w_));
     if (pool->act.scoring > 0) {
         sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
@@ -435,16 +442,33 @@ static void note_acquire(sp_pool *p, void *item, const char *file, int line) {
 #endif
 
 void *sp_acquire_at(sp_pool *pool, const char *file, int line) {
+#if SP_DEBUG
     return sp_acquire_with_at(pool, NULL, file, line);
+#else
+    (void)file, (void)line;
+    return sp_acquire(pool);
+#endif
 }
+
+/* A debug library notes the site in the member's record: a thread-safe pool's before the member
+   is handed out (another thread may release it through a stale pointer and acquire it again at
+   once: a note made afterwards would race with that thread's), any other pool's right after
+   (one thread at a time). A library built with SP_DEBUG=0 keeps no records: its _at functions
+   are the plain ones, whatever the caller's SP_DEBUG. */
+#if SP_DEBUG
+static void *acquire_noted(sp_pool *pool, const void *arg, bool force, const char *file, int line) {
+    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_acquire(pool, arg, force, file, line);
+    void *item = acquire_fast(pool, arg, force);
+    note_acquire(pool, item, file, line);
+    return item;
+}
+#endif
 
 void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int line) {
 #if SP_DEBUG
     if (!pool) return acquire_null("sp_acquire");
-    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_acquire(pool, arg, false, file, line);
-    void *item = acquire_fast(pool, arg, false);
-    note_acquire(pool, item, file, line);
-    return item;
+    SP__ONE_THREAD(pool, "sp_acquire", void *, NULL, sp_acquire_with_at(pool, arg, file, line));
+    return acquire_noted(pool, arg, false, file, line);
 #else
     (void)file, (void)line;
     return sp_acquire_with(pool, arg);
@@ -454,10 +478,8 @@ void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file, int l
 void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line) {
 #if SP_DEBUG
     if (!pool) return acquire_null("sp_acquire_force");
-    if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_acquire(pool, arg, true, file, line);
-    void *item = acquire_fast(pool, arg, true);
-    note_acquire(pool, item, file, line);
-    return item;
+    SP__ONE_THREAD(pool, "sp_acquire_force", void *, NULL, sp_acquire_force_at(pool, arg, file, line));
+    return acquire_noted(pool, arg, true, file, line);
 #else
     (void)file, (void)line;
     return sp_acquire_force(pool, arg);
@@ -469,6 +491,7 @@ sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
     /* The site is noted first: a checksum mismatch found at the next acquisition names it. The
        record is bookkeeping, so a refused release leaves the member's state untouched. A
        thread-safe pool notes it after winning the release (other threads may race for it). */
+    SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release_at(pool, item, file, line));
     if (pool && pool->ts && !sp__ts_windowed(pool)) return sp__ts_release(pool, item, file, line);
     if (pool && item && sp_is_leased(pool, item)) {
         sp__dbg *rec = dbg_of(pool, item);

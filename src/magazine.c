@@ -54,13 +54,9 @@ static void grow_batch(sp_pool *p, sp__tcache *c) {
     }
 }
 
-/* Both magazines are empty: a full one from the depot (the empty prev goes back), else loose
-   members, else growth. False when the pool has nothing to give: a drop when saturated,
-   counted here, else an allocator failure (logged where it happened). */
-static bool refill(sp_pool *p, sp__tcache *c) {
+/* A full magazine from the depot (the empty prev goes back), else loose members. */
+static void refill_from_depot(sp_pool *p, sp__tcache *c) {
     sp__ts *ts = p->ts;
-    sp__ts_lock(p);
-    sp__ts_depot_visit(p, c);
     if (c->loaded->n == 0 && c->prev->n > 0) { /* a hook under the lock may have filled it */
         sp__mag *t = c->loaded;
         c->loaded = c->prev;
@@ -74,6 +70,17 @@ static bool refill(sp_pool *p, sp__tcache *c) {
         c->loaded = full;
     }
     for (sp__mag *m = c->loaded; m->n < m->cap && ts->loose_n > 0;) m->e[m->n++] = p->hot.stack[--ts->loose_n];
+}
+
+/* Both magazines are empty: a full one from the depot (the empty prev goes back), else loose
+   members, else what exited threads left in their caches, else growth. False when the pool has
+   nothing to give: a drop when saturated, counted here, else an allocator failure (logged where
+   it happened). */
+static bool refill(sp_pool *p, sp__tcache *c) {
+    sp__ts_lock(p);
+    sp__ts_depot_visit(p, c);
+    refill_from_depot(p, c);
+    if (c->loaded->n == 0 && sp__ts_orphans_collect(p)) refill_from_depot(p, c);
     if (c->loaded->n == 0) {
         /* The peak is noted where the pool is about to grow or drop (it reads every thread's
            counters: lines their threads write on every call, so not on every refill). */
@@ -94,7 +101,7 @@ static bool refill(sp_pool *p, sp__tcache *c) {
 static SP__NOINLINE void run_on_acquire(sp_pool *p, _Atomic uint32_t *w, uint32_t leased, void *item, const void *arg) {
     atomic_store_explicit(w, leased | SP__BUSY, memory_order_release); /* not releasable while it runs */
     sp__hook_frame f;
-    sp__ts_hook_enter(&f, p);
+    sp__ts_hook_enter(&f, p, item);
     p->cfg.on_acquire(item, arg, p->cfg.user);
     sp__ts_hook_leave(&f);
     atomic_store_explicit(w, leased, memory_order_release);
@@ -144,20 +151,14 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
 
 static SP__NOINLINE sp_result release_refused(sp_pool *p, void *item, uint32_t word) {
     uint32_t st = word_state(word);
-    if ((word & SP__BUSY) && (st == SP__FREE || st == SP__LEASED)) {
-        /* A racing double release that lost while the winner's on_release runs sees BUSY and
-           RELEASING: the member is being released, so this is the double release. */
-        if (st == SP__LEASED && (word & SP__RELEASING) && !sp__ts_in_hook(p)) {
-            sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
-            return SP_ERR_NOT_LEASED;
-        }
+    /* Busy: a hook runs on the member. On this thread (its frame says so) the release comes
+       from that hook; on another, the member is not the caller's to release: a double release
+       (a racing one that lost, or a stale pointer). */
+    if ((word & SP__BUSY) && (st == SP__FREE || st == SP__LEASED) && sp__ts_in_member_hook(p, item)) {
         sp__log(p, st == SP__FREE ? SP__MSG_REENTER_LIFECYCLE : SP__MSG_REENTER, item);
         return SP_ERR_NOT_LEASED;
     }
-    if (st == SP__UNBUILT || st == SP__RETIRED) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (st == SP__UNBUILT || st == SP__RETIRED) return sp__release_foreign(p, item);
     sp__log(p, SP__MSG_DOUBLE_RELEASE, item);
     return SP_ERR_NOT_LEASED;
 }
@@ -199,10 +200,7 @@ static SP__NOINLINE void retire(sp_pool *p, uint32_t idx) {
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (!item) return SP_OK;
     uint32_t idx = ts_index_of(p, item);
-    if (idx == SP__NIL) {
-        sp__log(p, SP__MSG_FOREIGN, item);
-        return SP_ERR_FOREIGN;
-    }
+    if (idx == SP__NIL) return sp__release_foreign(p, item);
     sp__span *s = sp__ts_span_of(p, idx);
     _Atomic uint32_t *w = word_in(s, idx);
     uint32_t word = ts_word(w), next;
@@ -230,7 +228,7 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (next & SP__BUSY) {
         if (p->cfg.on_release) {
             sp__hook_frame f;
-            sp__ts_hook_enter(&f, p);
+            sp__ts_hook_enter(&f, p, item);
             p->cfg.on_release(item, p->cfg.user);
             sp__ts_hook_leave(&f);
         }

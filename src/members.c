@@ -11,11 +11,11 @@
 static size_t items_align(const sp_pool *p) { return p->cfg.item_align > 64u ? p->cfg.item_align : 64u; }
 
 static void run_create(sp_pool *p, _Atomic uint32_t *w, void *item) {
-    SP__RUN_HOOK(p, w, p->cfg.create(item, p->cfg.user));
+    SP__RUN_HOOK(p, w, item, p->cfg.create(item, p->cfg.user));
 }
 
 static void run_dispose(sp_pool *p, _Atomic uint32_t *w, void *item) {
-    if (p->cfg.dispose) SP__RUN_HOOK(p, w, p->cfg.dispose(item, p->cfg.user));
+    if (p->cfg.dispose) SP__RUN_HOOK(p, w, item, p->cfg.dispose(item, p->cfg.user));
 }
 
 /* ---- a span's layout ----------------------------------------------------------------------
@@ -25,8 +25,8 @@ static void run_dispose(sp_pool *p, _Atomic uint32_t *w, void *item) {
    size_t. */
 size_t sp__span_layout(size_t stride, size_t items_align, bool ordered, uint32_t cap, size_t page,
                        size_t at[SP__AREAS]) {
-    size_t elem[SP__AREAS] = {sizeof(uint32_t), ordered ? sizeof(sp__olink) : 0u, SP__DBG_BYTES, stride};
-    size_t align[SP__AREAS] = {_Alignof(uint32_t), _Alignof(sp__olink), 8u, items_align};
+    const size_t elem[SP__AREAS] = {sizeof(uint32_t), ordered ? sizeof(sp__olink) : 0u, SP__DBG_BYTES, stride};
+    const size_t align[SP__AREAS] = {_Alignof(uint32_t), _Alignof(sp__olink), 8u, items_align};
     size_t end = sizeof(sp__span);
     for (int a = 0; a < SP__AREAS; a++) {
         size_t al = page > align[a] ? page : align[a];
@@ -47,7 +47,7 @@ static size_t span_layout(const sp_pool *p, uint32_t cap, size_t page, size_t at
 
 /* Of a span committed as it fills: the end of area a's part that `count` members need. */
 static size_t area_need(const sp_pool *p, uint32_t count, int a, size_t page) {
-    size_t elem[SP__AREAS] = {sizeof(uint32_t), p->cfg.ordered ? sizeof(sp__olink) : 0u, SP__DBG_BYTES,
+    const size_t elem[SP__AREAS] = {sizeof(uint32_t), p->cfg.ordered ? sizeof(sp__olink) : 0u, SP__DBG_BYTES,
                               p->hot.stride};
     return round_up((size_t)count * elem[a], page);
 }
@@ -591,7 +591,7 @@ bool sp__pool_memory_init(sp_pool *p, const sp_desc *d) {
         p->mem.own_source = true;
         return true;
     }
-    p->mem.source = sp__source_shared();
+    p->mem.source = sp__source_shared_attach();
     return true;
 }
 
@@ -604,7 +604,10 @@ void sp__pool_memory_fini(sp_pool *p) {
         pool_free(p, p->hot.stack, (size_t)p->mem.stack_cap * sizeof(uint32_t));
         pool_free(p, p->hot.plain_bits, (size_t)p->mem.bits_cap / 8u);
     }
-    if (p->mem.own_source) sp__source_destroy(p->mem.source);
+    if (p->mem.own_source)
+        sp__source_destroy(p->mem.source);
+    else if (p->mem.source)
+        sp__source_shared_detach();
 }
 
 /* If the source cannot give a block (address space used up, ulimit -v), the pool goes on with

@@ -33,12 +33,12 @@ static atomic_ulong sp__os_call_count; /* every call of the platform's virtual m
 
 unsigned long sp__os_calls(void) { return atomic_load_explicit(&sp__os_call_count, memory_order_relaxed); }
 
-static void sp__os_counted(void) { atomic_fetch_add_explicit(&sp__os_call_count, 1u, memory_order_relaxed); }
-
 void sp__os_fail_reserve_after(long n) { atomic_store(&sp__os_reserves_left, n < 0 ? -1 : n); }
 void sp__os_fail_commit_after(long n) { atomic_store(&sp__os_commits_left, n < 0 ? -1 : n); }
 
 #if SP__OS_VM
+static void sp__os_counted(void) { atomic_fetch_add_explicit(&sp__os_call_count, 1u, memory_order_relaxed); }
+
 /* True when this call must fail: the countdown is at 0 (and stays there until reset). */
 static bool sp__os_forced_failure(atomic_long *left) {
     long n = atomic_load_explicit(left, memory_order_relaxed);

@@ -22,7 +22,7 @@ static void pool_vlog(const sp_pool *pool, int level, sp__msg msg, va_list ap) {
     sp__hook_frame f;
     bool threaded = p->ts && !sp__ts_windowed(p);
     if (threaded)
-        sp__ts_hook_enter(&f, p);
+        sp__ts_hook_enter(&f, p, NULL);
     else
         p->act.hook_depth++;
     sp__vlog_to(&p->cfg.logger, p->name, level, msg, ap);
@@ -65,7 +65,7 @@ typedef struct sp__layout {
 static sp__layout layout_of(const sp_desc *d) {
     sp__layout l = {0, 0, 0, false, NULL};
     if (d->item_size == 0) {
-        l.why = "item_size is 0 (give the member's size, such as sizeof(struct bullet))";
+        l.why = "item_size is 0 (set it to sizeof the member type)";
         return l;
     }
     l.align = d->item_align ? d->item_align : natural_align(d->item_size);
@@ -91,7 +91,7 @@ static sp__layout layout_of(const sp_desc *d) {
         return l;
     }
     if ((uint64_t)d->threads > (uint64_t)SP_THREADS_SAFE) {
-        l.why = "unknown threads mode (SP_THREADS_NONE or SP_THREADS_SAFE)";
+        l.why = "unknown threads mode";
         return l;
     }
     if (d->max > SP__SLOT_LIMIT) {
@@ -139,7 +139,11 @@ static sp__layout layout_of(const sp_desc *d) {
         l.why = d->chunk_items                       ? "chunk_items * item_size overflows"
                 : l.chunk_items == d->initial        ? "initial * item_size overflows"
                 : d->max && l.chunk_items == d->max  ? "max * item_size overflows"
-                                                     : "item_size is too large for a chunk of 256 members";
+                                                     : "item_size is too large";
+        return l;
+    }
+    if (d->max && l.stride > (SIZE_MAX >> 2) / d->max) { /* the pool could never hold max */
+        l.why = "max * item_size overflows";
         return l;
     }
     return l;
@@ -239,6 +243,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->counters.grow_warn_at = 1;
 #if SP_DEBUG
     atomic_init(&p->act.inside, (uintptr_t)0);
+    atomic_init(&p->act.overlaps, 0u);
 #endif
     const char *n = name ? name : "";
     size_t len = strlen(n), full = len;
@@ -284,7 +289,7 @@ static sp_pool *fixed_create(const sp_desc *desc, const sp__layout *l, const cha
 
 static sp_pool *heap_create(const sp_desc *desc, const sp__layout *l, const char *name) {
     sp_allocator a = sp__allocator_or_default(&desc->allocator);
-    sp_pool *p = (sp_pool *)a.alloc(sizeof *p, _Alignof(sp_pool), a.user);
+    sp_pool *p = (sp_pool *)sp__alloc(&a, sizeof *p, _Alignof(sp_pool));
     if (!p) {
         sp__log_to(&desc->logger, name, SP__MSG_NOMEM, "pool");
         return NULL;
@@ -401,6 +406,12 @@ static bool refused_in_hook(sp_pool *p, const char *call) {
 void sp_pool_destroy(sp_pool *pool) {
     if (!pool) return;
     sp_pool *p = pool;
+#if SP_DEBUG
+    /* a check, not an entry: the pool is gone when the call ends */
+    int in = sp__dbg_enter(p, "sp_pool_destroy");
+    if (in < 0) return;
+    if (in > 0) sp__dbg_leave(p);
+#endif
     if (p->ts && !sp__ts_destroy_begin(p)) return; /* opens its window, for good */
     if (refused_in_hook(p, "sp_pool_destroy")) return;
     size_t leased = pool_leased(p);
@@ -410,7 +421,7 @@ void sp_pool_destroy(sp_pool *pool) {
     }
     p->act.destroying = true;
     teardown_begin(p);
-    if (p->cfg.dispose || p->cfg.fixed || SP_DEBUG) {
+    if (p->cfg.dispose || p->cfg.fixed || SP_DEBUG > 0) {
         dispose_all(p);
     } else {
         /* No hook to run and no memory to hand back clean: the members go with their spans.
@@ -448,7 +459,8 @@ static size_t build_onto_stack(sp_pool *p, size_t n) {
         built++;
     }
     if (!built) return 0;
-    for (uint32_t i = hi + 1u; i-- > lo;) { /* (free and limbo change together: the peak stays) */
+    peak_sync(p);
+    for (uint32_t i = hi + 1u; i-- > lo;) {
         sp__span *s = span_of(p, i);
         if (!s) continue;
         _Atomic uint32_t *w = word_in(s, i);
@@ -458,6 +470,7 @@ static size_t build_onto_stack(sp_pool *p, size_t n) {
         stack_push(p, i);
         p->mem.limbo--;
     }
+    peak_set(p);
     return built;
 }
 
@@ -466,6 +479,7 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
         sp__null_pool("sp_prewarm");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_prewarm", size_t, 0, sp_prewarm(pool, n));
     if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_prewarm(pool, n); /* under its lock */
     /* Inside priority or a teardown no member may become free: acquisitions are refused. */
     if (pool->act.scoring > 0) {
@@ -488,6 +502,7 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
         sp__null_pool("sp_trim");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_trim", size_t, 0, sp_trim(pool, keep_free));
     sp_pool *p = pool;
     if (p->ts && !sp__ts_windowed(p) && !sp__ts_in_hook(p))
         SP__TS_WINDOW(p, "sp_trim", size_t, sp_trim(p, keep_free));
@@ -507,12 +522,14 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
             }
         }
     }
+    peak_sync(p);
     uint32_t keep = 0;
     uint32_t *stack = p->hot.stack;
     for (uint32_t i = 0; i < p->hot.free_count; i++)
         if (!(wload(word_at(p, stack[i])) & SP__MARKED)) stack[keep++] = stack[i];
     p->hot.free_count = keep;
-    p->mem.limbo += marked; /* (free and limbo change together: the peak stays) */
+    p->mem.limbo += marked;
+    peak_set(p);
     /* Dispose hooks may acquire and grow the pool meanwhile: spans never move, and the marked
        members are in no stack, so none of them is handed out. */
     size_t disposed = 0;
@@ -535,6 +552,7 @@ size_t sp_clear(sp_pool *pool) {
         sp__null_pool("sp_clear");
         return 0;
     }
+    SP__ONE_THREAD(pool, "sp_clear", size_t, 0, sp_clear(pool));
     if (pool->ts && !sp__ts_windowed(pool) && !sp__ts_in_hook(pool))
         SP__TS_WINDOW(pool, "sp_clear", size_t, sp_clear(pool));
     if (refused_in_hook(pool, "sp_clear")) return 0;
@@ -557,6 +575,7 @@ sp_result sp_set_overflow(sp_pool *pool, sp_overflow overflow) {
                 overflow == SP_OVERFLOW_GROW ? "GROW cannot grow a fixed buffer" : "unknown overflow policy");
         return SP_ERR_INVALID;
     }
+    SP__ONE_THREAD(pool, "sp_set_overflow", sp_result, SP_ERR_INVALID, sp_set_overflow(pool, overflow));
     if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_set(pool, &overflow, NULL);
     pool->cfg.overflow = overflow;
     return SP_OK;
@@ -569,6 +588,7 @@ sp_result sp_set_max(sp_pool *pool, size_t max) {
     }
     if (max > SP__SLOT_LIMIT) max = SP__SLOT_LIMIT;
     if (pool->cfg.fixed && (max == 0 || max > pool->mem.capacity)) max = pool->mem.capacity;
+    SP__ONE_THREAD(pool, "sp_set_max", sp_result, SP_ERR_INVALID, sp_set_max(pool, max));
     if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_set(pool, NULL, &max);
     pool->cfg.max = max;
     return SP_OK;

@@ -170,7 +170,8 @@ typedef struct sp__activity {
     uint32_t lease_head, lease_tail; /* acquisition order: oldest and newest lease */
     uint64_t stamp_origin;   /* acquisition stamps rank as stamp - origin (see stamps_fresh) */
 #if SP_DEBUG
-    _Atomic uintptr_t inside; /* the thread inside a call now (0: none): two at once is misuse */
+    _Atomic uintptr_t inside;   /* the thread inside a call now (0: none): two at once is misuse */
+    _Atomic uint64_t overlaps;  /* calls refused for it, for the rate-limited line */
 #endif
 } sp__activity;
 
@@ -203,6 +204,7 @@ void *sp__acquire_general(sp_pool *p, const void *arg, bool force);
 sp_result sp__release_general(sp_pool *p, void *item);
 void sp__lease_word(sp_pool *p, uint32_t idx, const void *arg, bool run_hook);
 sp_result sp__release_index(sp_pool *p, uint32_t idx, void *item);
+sp_result sp__release_foreign(const sp_pool *p, const void *item);
 void sp__reclaim_or_drop(sp_pool *p);
 /* members.c */
 size_t sp__span_layout(size_t stride, size_t items_align, bool ordered, uint32_t cap, size_t page,
@@ -352,15 +354,18 @@ static inline uint32_t stack_pop(sp_pool *p) { return p->hot.stack[--p->hot.free
 /* ---- hooks -------------------------------------------------------------------------------
    Every hook runs with the member's BUSY flag set and the pool's hook depth raised, so that it
    cannot release its own member and destroy, clear and trim of the pool are refused. Spans never
-   move, so a word pointer stays good across a hook. (Thread-safe pools count hook depth per
-   thread, and set BUSY with atomic operations: threads.c has their own runner.) */
-#define SP__RUN_HOOK(p, w, call)                                                                  \
+   move, so a word pointer stays good across a hook. A thread-safe pool runs these under its
+   lock (create, dispose, windows); its on_acquire and on_release run in magazine.c. */
+#define SP__RUN_HOOK(p, w, item, call)                                                            \
     do {                                                                                          \
+        sp__hook_frame frame_; /* a thread-safe pool's hooks leave a frame on their thread */     \
+        if ((p)->ts) sp__ts_hook_enter(&frame_, (p), (item));                                     \
         wstore((w), wload(w) | SP__BUSY);                                                         \
         (p)->act.hook_depth++;                                                                    \
         call;                                                                                     \
         (p)->act.hook_depth--;                                                                    \
         wstore((w), wload(w) & ~(uint32_t)SP__BUSY);                                              \
+        if ((p)->ts) sp__ts_hook_leave(&frame_);                                                  \
     } while (0)
 
 /* The allocator's calls run in the middle of growth, trim and teardown: they count as hooks
@@ -376,7 +381,7 @@ static inline uint32_t stack_pop(sp_pool *p) { return p->hot.stack[--p->hot.free
 
 static inline void *pool_alloc(sp_pool *p, size_t size, size_t align) {
     void *mem;
-    SP__IN_ALLOCATOR(p, mem = p->cfg.allocator.alloc(size, align, p->cfg.allocator.user));
+    SP__IN_ALLOCATOR(p, mem = sp__alloc(&p->cfg.allocator, size, align));
     return mem;
 }
 

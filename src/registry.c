@@ -20,9 +20,6 @@
 #include "sp_os.h"
 
 #include <string.h>
-#if SP__HAVE_THREADS
-#  include <pthread.h>
-#endif
 
 typedef struct sp__entry {
     char *name;
@@ -58,7 +55,7 @@ struct sp_registry {
     bool releasing_all;
     bool threaded; /* a thread-safe pool was added: the address index is used under `lock` */
 #if SP__HAVE_THREADS
-    pthread_mutex_t lock;
+    sp__leaf_lock lock; /* a leaf lock, which fork's handlers know */
 #endif
     sp_allocator allocator; /* for the registry's tables, and the default of its pools */
     sp_logger logger;       /* for its own lines, and the default of its pools */
@@ -71,7 +68,7 @@ static bool pool_tag(const sp_pool *pool, uint32_t *tag) { return sp__pool_tag(p
 
 static void index_lock(sp_registry *reg) {
 #if SP__HAVE_THREADS
-    if (reg->threaded) pthread_mutex_lock(&reg->lock);
+    if (reg->threaded) pthread_mutex_lock(&reg->lock.m);
 #else
     (void)reg;
 #endif
@@ -79,14 +76,14 @@ static void index_lock(sp_registry *reg) {
 
 static void index_unlock(sp_registry *reg) {
 #if SP__HAVE_THREADS
-    if (reg->threaded) pthread_mutex_unlock(&reg->lock);
+    if (reg->threaded) pthread_mutex_unlock(&reg->lock.m);
 #else
     (void)reg;
 #endif
 }
 
 static void *reg_alloc(sp_registry *reg, size_t size) {
-    return reg->allocator.alloc(size, _Alignof(max_align_t), reg->allocator.user);
+    return sp__alloc(&reg->allocator, size, _Alignof(max_align_t));
 }
 
 static void reg_free(sp_registry *reg, void *ptr, size_t size) {
@@ -130,7 +127,8 @@ static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t
 static void range_removed(void *owner, uintptr_t lo);
 static sp_result tag_taken(void *owner, sp_pool *pool, uint32_t tag);
 static void pool_gone(void *owner, const sp_pool *pool);
-static const sp__pool_owner registry_as_owner = {range_added, range_removed, tag_taken, pool_gone};
+static const sp_pool *member_of(void *owner, const void *item);
+static const sp__pool_owner registry_as_owner = {range_added, range_removed, tag_taken, pool_gone, member_of};
 
 /* ---------------------------------------------------------------------------------------------
    The two lookup tables: linear probing, deletion by backward shift (no tombstones, so that a
@@ -285,7 +283,7 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
         d.allocator.alloc = sp__default_alloc;
         d.allocator.free = sp__default_free;
     }
-    sp_registry *reg = (sp_registry *)d.allocator.alloc(sizeof *reg, _Alignof(sp_registry), d.allocator.user);
+    sp_registry *reg = (sp_registry *)sp__alloc(&d.allocator, sizeof *reg, _Alignof(sp_registry));
     if (!reg) {
         sp__log_to(&d.logger, REG_NAME, SP__MSG_NOMEM, "registry");
         return NULL;
@@ -330,7 +328,7 @@ void sp_registry_destroy(sp_registry *reg) {
     reg_free(reg, reg->tags, 2u * reg->cap * sizeof *reg->tags);
     reg_free(reg, reg->ranges, reg->range_cap * sizeof *reg->ranges);
 #if SP__HAVE_THREADS
-    if (reg->threaded) pthread_mutex_destroy(&reg->lock);
+    if (reg->threaded) sp__leaf_fini(&reg->lock);
 #endif
     sp_allocator a = reg->allocator;
     a.free(reg, sizeof *reg, a.user);
@@ -354,7 +352,7 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     if (!d.logger.log) d.logger = reg->logger;
 #if SP__HAVE_THREADS
     if (d.threads != SP_THREADS_NONE && !reg->threaded) {
-        if (pthread_mutex_init(&reg->lock, NULL) != 0) {
+        if (!sp__leaf_init(&reg->lock)) {
             sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry lock");
             return NULL;
         }
@@ -557,6 +555,12 @@ static sp_pool *range_owner(const sp_registry *reg, const void *item) {
     if (at > 0 && a < reg->ranges[at - 1u].hi) pool = reg->ranges[at - 1u].pool;
     index_unlock(r_);
     return pool;
+}
+
+/* sp_registry_owner for a pool's line (no refusal: any moment a pool may log in). */
+static const sp_pool *member_of(void *owner, const void *item) {
+    sp_pool *pool = range_owner((const sp_registry *)owner, item);
+    return pool && sp__pool_has_member(pool, item) ? pool : NULL;
 }
 
 sp_pool *sp_registry_owner(const sp_registry *reg, const void *item) {

@@ -103,7 +103,7 @@ static uint32_t block_split_take(region *r, uint32_t order) {
 
 /* ---- regions -------------------------------------------------------------------------- */
 
-static void *meta_alloc(sp__source *s, size_t size) { return s->meta.alloc(size, 8u, s->meta.user); }
+static void *meta_alloc(sp__source *s, size_t size) { return sp__alloc(&s->meta, size, 8u); }
 
 static void meta_free(sp__source *s, void *p, size_t size) {
     if (p) s->meta.free(p, size, s->meta.user);
@@ -205,9 +205,20 @@ sp__source *sp__source_shared(void) {
     return st == 2 ? &shared_source : NULL;
 }
 
+/* fork(): the child gets the shared source's tables as the forking thread saw them, never
+   half-changed by another thread, so the prepare takes the lock and both sides drop it. Nothing
+   to do before the shared source exists. */
+void sp__source_fork_lock(void) {
+    if (atomic_load_explicit(&shared_state, memory_order_acquire) == 2) lock_take(&shared_source);
+}
+
+void sp__source_fork_unlock(void) {
+    if (atomic_load_explicit(&shared_state, memory_order_acquire) == 2) lock_drop(&shared_source);
+}
+
 sp__source *sp__source_create(const sp__vm *vm, const sp_allocator *meta) {
     sp_allocator a = sp__allocator_or_default(meta);
-    sp__source *s = (sp__source *)a.alloc(sizeof *s, _Alignof(sp__source), a.user);
+    sp__source *s = (sp__source *)sp__alloc(&a, sizeof *s, _Alignof(sp__source));
     if (!s) return NULL;
     memset(s, 0, sizeof *s);
     s->vm = *vm;
@@ -357,6 +368,40 @@ size_t sp__source_cached(const sp__source *s) {
     lock_drop(m);
     return n;
 }
+
+/* Pools on the shared source: when none is left as the library is unloaded (dlclose) or the
+   process ends, its regions and tables go back, so that an unloaded copy of spawnpool leaves
+   nothing behind. The source itself stays usable: a pool made afterwards starts it again. */
+static atomic_uint shared_users;
+
+sp__source *sp__source_shared_attach(void) {
+    sp__source *s = sp__source_shared();
+    if (s) atomic_fetch_add_explicit(&shared_users, 1u, memory_order_relaxed);
+    return s;
+}
+
+void sp__source_shared_detach(void) { atomic_fetch_sub_explicit(&shared_users, 1u, memory_order_relaxed); }
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void shared_unload(void) {
+    if (atomic_load_explicit(&shared_state, memory_order_acquire) != 2) return;
+    sp__source *s = &shared_source;
+    lock_take(s);
+    if (atomic_load_explicit(&shared_users, memory_order_relaxed) == 0) {
+        cache_drain(s);
+        uint32_t n = atomic_load_explicit(&s->region_count, memory_order_relaxed);
+        atomic_store_explicit(&s->region_count, 0u, memory_order_release);
+        for (uint32_t i = 0; i < n; i++) {
+            region *r = &s->regions[i];
+            s->vm.release(r->raw, r->raw_size, s->vm.user);
+            meta_free(s, r->owner, region_meta_bytes(1u << r->order));
+        }
+        s->reserved = 0;
+        s->next_region = SP__REGION_MIN;
+    }
+    lock_drop(s);
+}
+#endif
 
 size_t sp__source_process_reserved(void) {
     sp__source *s = sp__source_shared();

@@ -62,6 +62,13 @@ void *sp__source_owner(const sp__source *s, const void *p);
 size_t sp__source_reserved(const sp__source *s);
 /* The process's source's reserved address space (white-box, the benchmark's). */
 size_t sp__source_process_reserved(void);
+/* The shared source for a pool that will use it, and the pool's goodbye (sp__pool_memory_fini):
+   while no pool uses it, unloading the library gives its regions back. */
+sp__source *sp__source_shared_attach(void);
+void sp__source_shared_detach(void);
+/* Around fork() (threads.c): holds / drops the shared source's lock, if it exists. */
+void sp__source_fork_lock(void);
+void sp__source_fork_unlock(void);
 /* Bytes committed in free small blocks (the cache). */
 size_t sp__source_cached(const sp__source *s);
 

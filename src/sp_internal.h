@@ -41,6 +41,19 @@
 #  define SP__HAVE_THREADS 0
 #endif
 
+#if SP__HAVE_THREADS
+#  include <pthread.h>
+/* A lock held for a few instructions, never while another lock is taken or a callback runs
+   (threads.c, "Locks"): a registry's index lock. Known to fork's handlers, which take it so that
+   the child's copy is whole. */
+typedef struct sp__leaf_lock {
+    pthread_mutex_t m;
+    struct sp__leaf_lock *next, *prev;
+} sp__leaf_lock;
+bool sp__leaf_init(sp__leaf_lock *l);
+void sp__leaf_fini(sp__leaf_lock *l);
+#endif
+
 #if defined(__cplusplus)
 #  define SP__STATIC_ASSERT(c, m) static_assert(c, m)
 #else
@@ -79,12 +92,10 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
       "%s: no pool tag free: every one of the 131072 is taken by a live pool that issued "        \
       "handles, or retired (%u, their lives used up); destroy pools you no longer need")          \
     X(MSG_DOUBLE_RELEASE, SP_LOG_WARN, "release of %p: member is not leased (double release?)")    \
-    X(MSG_FOREIGN, SP_LOG_WARN,                                                                   \
-      "release of %p: not the start of a member of this pool (a pointer into a member, or "       \
-      "another pool's member: sp_registry_release sends a member to its own pool)")               \
-    X(MSG_FOREIGN_OWNED, SP_LOG_WARN,                                                             \
-      "release of %p: a member of pool '%s', not of this one (sp_registry_release sends a member " \
-      "to its own pool)")                                                                          \
+    X(MSG_FOREIGN, SP_LOG_WARN, "release of %p: not the start of a member of this pool (another "     \
+      "pool's member? release it into that pool, or with sp_registry_release, which finds it)")     \
+    X(MSG_FOREIGN_OWNED, SP_LOG_WARN, "release of %p: not the start of a member of this pool: it is " \
+      "a member of pool '%s' (release it there, or with sp_registry_release)")                     \
     X(MSG_REENTER, SP_LOG_WARN, "release of %p: a hook is processing this member (re-entry)")      \
     X(MSG_GROWN, SP_LOG_WARN, "grew past max %zu: %zu members (max is a soft budget under GROW)")  \
     X(MSG_LEAKED, SP_LOG_WARN, "destroyed with %zu member(s) still leased (leaked)")               \
@@ -94,12 +105,12 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_DESTROYING, SP_LOG_WARN, "acquire while the pool is being destroyed: refused")           \
     X(MSG_NOT_RECLAIMABLE, SP_LOG_WARN, "saturated and every leased member is busy in a hook")     \
     X(MSG_WRITTEN_AFTER_RELEASE, SP_LOG_ERROR,                                                     \
-      "member %p (slot %u) was written after its release (released at %s:%d); to find the "       \
-      "writer, run under AddressSanitizer or valgrind with the debug library")                     \
+      "member %p (slot %u) was written after its release (released at %s:%d); to stop at the "    \
+      "write, run under AddressSanitizer or valgrind")                                             \
     X(MSG_WRITTEN_AFTER_UNSITED_RELEASE, SP_LOG_ERROR,                                            \
-      "member %p (slot %u) was written after its release (released without a site: "              \
-      "sp_release_all, a reclaim, or a call without the site macros); to find the writer, run "   \
-      "under AddressSanitizer or valgrind with the debug library")                                 \
+      "member %p (slot %u) was written after its release (released without a site: sp_release_all, " \
+      "a reclaim, or a call without the site macros); to stop at the write, run under "           \
+      "AddressSanitizer or valgrind")                                                              \
     X(MSG_LEAK_SITE, SP_LOG_WARN, "%zu %s, acquired at %s:%d")                                     \
     X(MSG_LEAK_OTHER_SITES, SP_LOG_WARN, "%zu %s at other sites")                                  \
     X(MSG_FOREIGN_HANDLE, SP_LOG_WARN, "resolve of handle %llx: it belongs to another pool (%llu so far)") \
@@ -132,9 +143,12 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
       "%s while another thread is inside a call on this thread-safe pool (it needs quiescence)")   \
     X(MSG_TS_REFUSED, SP_LOG_WARN, "%s: refused in a thread-safe pool (%s)")                       \
     X(MSG_TWO_THREADS, SP_LOG_ERROR,                                                               \
-      "%s while another thread is inside a call on this pool: a pool without "                    \
-      ".threads = SP_THREADS_SAFE takes one thread at a time (create it thread-safe, or "         \
-      "serialise the calls)")                                                                      \
+      "%s while another thread is inside a call on this pool: refused (a pool takes one thread at " \
+      "a time; to call it from several at once, create it with .threads = SP_THREADS_SAFE) "       \
+      "(%llu so far)")                                                                              \
+    X(MSG_TS_OVERLAP, SP_LOG_ERROR,                                                                \
+      "%s while another thread is inside a call on this thread-safe pool that needs quiescence: "  \
+      "refused (%llu so far)")                                                                      \
     X(MSG_CHECK_FAILED, SP_LOG_ERROR, "sp__pool_check: %s is not consistent")                      \
     X(MSG_DENSE_BUSY, SP_LOG_WARN, "%s called from this pool's on_move or logger: refused")        \
     X(MSG_DENSE_GROWN, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)")   \
@@ -160,6 +174,13 @@ void sp__vlog_to(const sp_logger *logger, const char *name, int level, sp__msg m
 
 /* The logger behind a zeroed sp_logger: warnings and errors to stderr. */
 void sp__default_log(sp_log_level level, const char *pool_name, const char *message, void *user);
+
+/* Every call of an allocator's alloc goes through here, so that the alignments the library asks
+   for are the header's contract (next to sp_allocator): a power of two, never below
+   sizeof(void *), which posix_memalign and aligned_alloc-based allocators need. */
+static inline void *sp__alloc(const sp_allocator *a, size_t size, size_t align) {
+    return a->alloc(size, align < sizeof(void *) ? sizeof(void *) : align, a->user);
+}
 
 /* The C library allocator behind a zeroed sp_allocator. */
 void *sp__default_alloc(size_t size, size_t align, void *user);
@@ -207,6 +228,9 @@ void sp__tags_reset(void);
 /* White-box: only tags below n are handed out (0: all), so that a test runs out of them
    without 131072 live pools. Taken tags above n stay taken. */
 void sp__tags_limit(uint32_t n);
+/* fork()'s handlers (threads.c) hold the tag table across the fork. */
+void sp__tags_lock(void);
+void sp__tags_unlock(void);
 
 /* ---- a pool's owner --------------------------------------------------------------------
    A pool that belongs to something (the registry) tells it about its address ranges and its
@@ -222,6 +246,9 @@ typedef struct sp__pool_owner {
     sp_result (*tag_taken)(void *owner, sp_pool *pool, uint32_t tag);
     /* The pool is being destroyed, however that came about: it leaves its owner. */
     void (*pool_gone)(void *owner, const sp_pool *pool);
+    /* The owner's pool that item is a built member of, or NULL: for the line of a release into
+       the wrong pool. */
+    const sp_pool *(*member_of)(void *owner, const void *item);
 } sp__pool_owner;
 
 /* What the registry asks of a pool (pool.c and threads.c answer). */
@@ -252,8 +279,29 @@ void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, size_t item_siz
 /* Memory that no live member occupies / that is used again. */
 void sp__dbg_poison(void *mem, size_t size);
 void sp__dbg_unpoison(void *mem, size_t size);
+/* One thread at a time inside a pool that is not thread-safe (or inside a thread-safe one's
+   window). 1: the calling thread entered (sp__dbg_leave when its call ends); 0: it is inside
+   already (a callback's call), or the pool takes any thread; -1: another thread is inside:
+   refused, with a line (the first, then at each power of two), logged without touching the
+   pool's state. */
+int sp__dbg_enter(sp_pool *p, const char *call);
+void sp__dbg_leave(sp_pool *p);
+/* At the top of a public call: it enters, makes itself again (`again`, which finds its thread
+   inside and runs) and leaves; when another thread is inside, it returns `refused`. Nothing
+   with SP_DEBUG=0. */
+#  define SP__ONE_THREAD(p, name, type, refused, again)                                           \
+      do {                                                                                        \
+          int in_ = sp__dbg_enter((p), (name));                                                   \
+          if (in_ < 0) return refused;                                                            \
+          if (in_ > 0) {                                                                          \
+              type r_ = again;                                                                    \
+              sp__dbg_leave(p);                                                                   \
+              return r_;                                                                          \
+          }                                                                                       \
+      } while (0)
 #else
 #  define SP__DBG_BYTES ((size_t)0)
+#  define SP__ONE_THREAD(p, name, type, refused, again) ((void)0)
 #endif
 
 /* ---- white-box test hooks ------------------------------------------------------------- */

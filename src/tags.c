@@ -25,12 +25,12 @@ static uint32_t tag_high[SP__TAG_COUNT]; /* the highest life handed out under ea
 static uint32_t tag_cursor;              /* where the next search starts */
 static uint32_t tag_limit = SP__TAG_COUNT; /* tags below this are handed out (white-box) */
 
-static void lock_take(void) {
+void sp__tags_lock(void) {
     while (atomic_flag_test_and_set_explicit(&tag_lock, memory_order_acquire)) {
     }
 }
 
-static void lock_drop(void) { atomic_flag_clear_explicit(&tag_lock, memory_order_release); }
+void sp__tags_unlock(void) { atomic_flag_clear_explicit(&tag_lock, memory_order_release); }
 
 static bool bit_get(const uint64_t *bits, uint32_t tag) { return (bits[tag / 64u] >> (tag % 64u)) & 1u; }
 
@@ -41,7 +41,7 @@ static void bit_put(uint64_t *bits, uint32_t tag, bool on) {
 
 bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life) {
     bool found = false;
-    lock_take();
+    sp__tags_lock();
     /* Word by word from the cursor: a word with a tag neither used nor retired has one. */
     for (uint32_t k = 0; k <= TAG_WORDS && !found; k++) {
         uint32_t w = (tag_cursor / 64u + k) % TAG_WORDS;
@@ -61,57 +61,57 @@ bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life) {
         *first_life = tag_high[t] + 1u;
         found = true;
     }
-    lock_drop();
+    sp__tags_unlock();
     return found;
 }
 
 void sp__tag_release(uint32_t tag, uint32_t highest_life) {
     if (tag >= SP__TAG_COUNT) return;
-    lock_take();
+    sp__tags_lock();
     if (highest_life > tag_high[tag]) tag_high[tag] = highest_life;
     /* The next pool would start at high + 1 and must have the reserve after it. */
     if (tag_high[tag] >= SP__LIFE_MAX - SP__TAG_LIFE_RESERVE) bit_put(tag_retired, tag, true);
     bit_put(tag_used, tag, false);
-    lock_drop();
+    sp__tags_unlock();
 }
 
 uint32_t sp__tags_retired(void) {
     uint32_t n = 0;
-    lock_take();
+    sp__tags_lock();
     for (uint32_t t = 0; t < SP__TAG_COUNT; t++) n += bit_get(tag_retired, t);
-    lock_drop();
+    sp__tags_unlock();
     return n;
 }
 
 uint32_t sp__tag_high_water(uint32_t tag) {
     if (tag >= SP__TAG_COUNT) return 0;
-    lock_take();
+    sp__tags_lock();
     uint32_t high = tag_high[tag];
-    lock_drop();
+    sp__tags_unlock();
     return high;
 }
 
 bool sp__tag_is_retired(uint32_t tag) {
     if (tag >= SP__TAG_COUNT) return false;
-    lock_take();
+    sp__tags_lock();
     bool retired = bit_get(tag_retired, tag);
-    lock_drop();
+    sp__tags_unlock();
     return retired;
 }
 
 void sp__tags_reset(void) {
-    lock_take();
+    sp__tags_lock();
     for (uint32_t t = 0; t < SP__TAG_COUNT; t++) {
         if (bit_get(tag_used, t)) continue; /* a live pool's lives stay its own */
         bit_put(tag_retired, t, false);
         tag_high[t] = 0;
     }
-    lock_drop();
+    sp__tags_unlock();
 }
 
 void sp__tags_limit(uint32_t n) {
-    lock_take();
+    sp__tags_lock();
     tag_limit = n && n < SP__TAG_COUNT ? n : SP__TAG_COUNT;
     tag_cursor %= tag_limit;
-    lock_drop();
+    sp__tags_unlock();
 }

@@ -58,10 +58,14 @@ uint32_t sp__ts_magazine_size(const sp_pool *p);
    their pool on their own thread only (a frame on a thread-local list), not in hook_depth. */
 typedef struct sp__hook_frame {
     const struct sp_pool *pool;
+    const void *item; /* the member the hook runs on (NULL: a log line) */
     struct sp__hook_frame *up;
 } sp__hook_frame;
-void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p);
+void sp__ts_hook_enter(sp__hook_frame *f, const sp_pool *p, const void *item);
 void sp__ts_hook_leave(const sp__hook_frame *f);
 bool sp__ts_in_hook(const sp_pool *p);
+/* True while this thread runs a hook of p on item (a release from it is a re-entry; from any
+   other thread, a member in another thread's hook is simply not leased by the caller). */
+bool sp__ts_in_member_hook(const sp_pool *p, const void *item);
 
 #endif

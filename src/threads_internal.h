@@ -22,6 +22,10 @@
 #  define SP__TS_GROW_MAX_SHARE 64u
 #  define SP__TS_FREQUENT_MAGS 4u
 #  define SP__TS_GROW_STRIKES 8u
+/* A thread's visits count only once it has made this many magazines' worth (magazine_size) of
+   operations since it took its cache: threads that live for a few hundred calls, taking over
+   each other's caches, do not grow the magazines. */
+#  define SP__TS_SETTLED_MAGS 16u
 
 /* A magazine: up to cap free members of one pool, as slot indices. */
 typedef struct sp__mag {
@@ -39,13 +43,20 @@ typedef struct sp__tcache {
     sp__mag *loaded, *prev;
     _Atomic uint64_t acquired, released;
     uint64_t ops_at_visit; /* acquired + released at its last depot visit (adaptive size) */
+    uint64_t ops_at_take;  /* ... when its thread took it (a new cache, or an orphan's) */
     _Atomic int inside;    /* debug builds: its thread is inside a call on the pool */
-    bool orphan;           /* its thread exited (under the pool's lock) */
+    _Atomic bool orphan;   /* its thread exited (set without the pool's lock: see threads.c,
+                              "Locks"): the pool takes its magazines back, its counters stay */
     struct sp__tcache *next;
 } sp__tcache;
 
 typedef struct sp__ts {
-    pthread_mutex_t lock; /* recursive: growth, the depot, windows; hooks under it call back */
+    /* The pool lock (growth, the depot, windows), recursive: hooks under it call back. A plain
+       mutex and its holder's token with a count (see sp__ts_lock), not a recursive pthread
+       mutex, so that a fork's child may release what the fork's prepare took. */
+    pthread_mutex_t lock;
+    _Atomic uintptr_t holder; /* the holding thread's token, or 0 (others compare it) */
+    uint32_t depth;           /* the holder's locks */
     uint64_t id;          /* unique for the process's life: a thread's table entry matches it */
     uint32_t slot;        /* the pool's place in every thread's table (reused after it goes) */
     uint32_t mag_size;    /* new magazines' size: magazine_size, doubled by contention */
@@ -72,6 +83,7 @@ typedef struct sp__tl_entry {
 } sp__tl_entry;
 
 typedef struct sp__tl_table {
+    struct sp__tl_table *next, *prev; /* every thread's table (fork's child, unloading) */
     uint32_t cap;
     sp__tl_entry e[];
 } sp__tl_table;
@@ -87,6 +99,7 @@ void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m);
 void sp__ts_depot_visit(sp_pool *p, sp__tcache *c);
 void sp__ts_note_peak(sp_pool *p);
 void sp__ts_loose_push(sp_pool *p, uint32_t idx);
+bool sp__ts_orphans_collect(sp_pool *p);
 
 /* The calling thread's cache of p (NULL, with a line, when memory fails): its table's entry for
    the pool's slot, when the id matches. */

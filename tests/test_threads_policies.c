@@ -29,8 +29,8 @@ static void refusals_name_the_field(void **state) {
     struct {
         const char *field;
         sp_desc d;
-    } cases[6];
-    for (int i = 0; i < 6; i++) cases[i].d = ts_desc("refused");
+    } cases[5];
+    for (int i = 0; i < 5; i++) cases[i].d = ts_desc("refused");
     cases[0].field = "SP_OVERFLOW_RECLAIM";
     cases[0].d.overflow = SP_OVERFLOW_RECLAIM;
     cases[0].d.max = 8;
@@ -43,15 +43,21 @@ static void refusals_name_the_field(void **state) {
     cases[3].d.buffer_size = sizeof buffer;
     cases[4].field = "magazine_size";
     cases[4].d.magazine_size = 65537;
-    cases[5].field = "threads mode";
-    cases[5].d.threads = (sp_threads)7;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 5; i++) {
         log_reset();
         assert_null(sp_pool_create(&cases[i].d));
         assert_int_equal(atomic_load(&g_log.errors), 1);
         assert_non_null(strstr(g_log.last, cases[i].field));
         assert_non_null(strstr(g_log.last, "SP_THREADS_SAFE"));
     }
+    /* a mode that does not exist is an invalid descriptor, not a refusal of SP_THREADS_SAFE */
+    log_reset();
+    sp_desc seven = ts_desc("seven");
+    seven.threads = (sp_threads)7;
+    assert_null(sp_pool_create(&seven));
+    assert_int_equal(atomic_load(&g_log.errors), 1);
+    assert_non_null(strstr(g_log.last, "invalid descriptor: unknown threads mode"));
+    assert_null(strstr(g_log.last, "SP_THREADS_SAFE"));
     /* and RECLAIM set later */
     log_reset();
     sp_desc d = ts_desc("later");

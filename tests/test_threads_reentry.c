@@ -150,11 +150,99 @@ static void teardown_refuses_acquisitions_from_dispose(void **state) {
     assert_int_equal(atomic_load(&g_live_bytes), 0);
 }
 
+/* ---- a registry of thread-safe pools ---------------------------------------------------- */
+
+/* Scene teardown: a ship (on_acquire) takes two thrusters and (on_release) gives them back, as
+   in test_registry_scene, with thread-safe pools: release_all runs every on_release and
+   destroy reports no leak. Plus sparks without hooks (the fast paths) that nobody holds. */
+static sp_registry *g_reg;
+static int g_ship_errors;
+
+typedef struct ship {
+    void *thrusters[2];
+} ship;
+
+static void ship_spawn(void *item, const void *arg, void *user) {
+    (void)arg, (void)user;
+    ship *s = (ship *)item;
+    for (int i = 0; i < 2; i++) s->thrusters[i] = sp_spawn(g_reg, "thrusters", NULL);
+}
+
+static void ship_release(void *item, void *user) {
+    (void)user;
+    ship *s = (ship *)item;
+    for (int i = 0; i < 2; i++)
+        if (sp_registry_release(g_reg, s->thrusters[i]) != SP_OK) g_ship_errors++;
+}
+
+static void registry_teardown_releases_thread_safe_pools(void **state) {
+    (void)state;
+    log_reset();
+    g_ship_errors = 0;
+    g_reg = sp_registry_create();
+    assert_non_null(g_reg);
+    sp_desc d = ts_desc("ships");
+    d.item_size = sizeof(ship);
+    d.on_acquire = ship_spawn;
+    d.on_release = ship_release;
+    assert_non_null(sp_registry_add(g_reg, "ships", &d));
+    d = ts_desc("thrusters");
+    assert_non_null(sp_registry_add(g_reg, "thrusters", &d));
+    d = ts_desc_counted("sparks");
+    assert_non_null(sp_registry_add(g_reg, "sparks", &d));
+    for (int i = 0; i < 5; i++) assert_non_null(sp_spawn(g_reg, "ships", NULL));
+    for (int i = 0; i < 10; i++) assert_non_null(sp_spawn(g_reg, "sparks", NULL));
+    /* 5 ships (their 10 thrusters went back through on_release) and 10 sparks */
+    assert_int_equal(sp_registry_release_all(g_reg), 15);
+    assert_int_equal(g_ship_errors, 0);
+    for (size_t i = 0; i < sp_registry_count(g_reg); i++) {
+        sp_stats st;
+        sp_stats_get(sp_registry_pool_at(g_reg, i), &st);
+        assert_int_equal(st.leased, 0);
+    }
+    sp_registry_destroy(g_reg);
+    assert_int_equal(lines_logged(), 0); /* no leak line */
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+}
+
+/* sp_registry_destroy from a hook of one of its thread-safe pools: refused as a whole, with the
+   registry's line, before any pool is destroyed (the hooked pool is not the first). */
+static void release_destroys_registry(void *item, void *user) {
+    (void)item, (void)user;
+    sp_registry_destroy(g_reg);
+}
+
+static void registry_destroy_from_a_thread_safe_hook_is_refused(void **state) {
+    (void)state;
+    log_reset();
+    g_reg = sp_registry_create_with(&(sp_registry_desc){.logger = {tlog_fn, &g_log}});
+    assert_non_null(g_reg);
+    sp_desc d = ts_desc("first");
+    sp_pool *first = sp_registry_add(g_reg, "first", &d);
+    d = ts_desc("hooked");
+    d.on_release = release_destroys_registry;
+    sp_pool *hooked = sp_registry_add(g_reg, "hooked", &d);
+    assert_non_null(first);
+    assert_non_null(hooked);
+    void *m = sp_acquire(hooked);
+    assert_int_equal(sp_release(hooked, m), SP_OK);
+    assert_int_equal(lines_logged(), 1);
+    assert_non_null(strstr(g_log.last, "sp_registry_destroy while a hook of its pool 'hooked' runs"));
+    assert_int_equal(sp_registry_count(g_reg), 2); /* nothing destroyed */
+    void *f = sp_acquire(first);
+    assert_non_null(f);
+    assert_int_equal(sp_release(first, f), SP_OK);
+    sp_registry_destroy(g_reg);
+    assert_int_equal(lines_logged(), 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hooks_cannot_tear_down_their_pool),
         cmocka_unit_test(each_callback_may_release_and_acquire_but_not_destroy),
         cmocka_unit_test(teardown_refuses_acquisitions_from_dispose),
+        cmocka_unit_test(registry_teardown_releases_thread_safe_pools),
+        cmocka_unit_test(registry_destroy_from_a_thread_safe_hook_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

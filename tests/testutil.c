@@ -17,9 +17,10 @@ static void *counting_alloc(size_t size, size_t align, void *user) {
     test_alloc *ta = (test_alloc *)user;
     ta->allocs++;
     if (ta->fail_at != 0 && ta->allocs == ta->fail_at) return NULL;
-    if (align < sizeof(void *)) align = sizeof(void *);
+    /* the contract (sp_allocator in spawnpool.h): a size, and a power of two from sizeof(void *) */
+    assert_true(size > 0 && align >= sizeof(void *) && (align & (align - 1)) == 0);
     void *p = NULL;
-    if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
+    if (posix_memalign(&p, align, size) != 0) return NULL;
     memset(p, TEST_ALLOC_FRESH, size);
     ta->live_bytes += size;
     ta->live_blocks++;

@@ -40,9 +40,8 @@ static atomic_llong g_live_bytes;
 
 static inline void *talloc(size_t size, size_t align, void *user) {
     (void)user;
-    size_t a = align < sizeof(void *) ? sizeof(void *) : align;
-    void *p = NULL;
-    if (posix_memalign(&p, a, size ? size : 1) != 0) return NULL;
+    void *p = NULL; /* the contract: align is a power of two, at least sizeof(void *) */
+    if (posix_memalign(&p, align, size) != 0) return NULL;
     atomic_fetch_add(&g_live_bytes, (long long)size);
     return p;
 }

@@ -10,9 +10,9 @@
    set the pool must never make one, and the HUD shows this number to prove it. */
 static void *counting_alloc(size_t size, size_t align, void *user)
 {
-    (void)align;
     ((turret *)user)->allocator_calls++;
-    return malloc(size);
+    if (align <= _Alignof(max_align_t)) return malloc(size);
+    return aligned_alloc(align, (size + align - 1) / align * align); /* ranges: a cache line */
 }
 
 static void counting_free(void *ptr, size_t size, void *user)

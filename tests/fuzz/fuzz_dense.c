@@ -88,7 +88,7 @@ static void *fd_alloc(size_t size, size_t align, void *user) {
         return NULL;
     }
     if (fd.nblocks == FD_BLOCKS) return NULL;
-    if (align < sizeof(void *)) align = sizeof(void *);
+    FZ_CHECK(align >= sizeof(void *) && size > 0, "dense: allocator asked for less than the contract's alignment, or 0 bytes");
     void *p = NULL;
     if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
     fd.blocks[fd.nblocks].ptr = p;

@@ -131,7 +131,7 @@ static void *fz_alloc_fn(size_t size, size_t align, void *user) {
         return NULL;
     }
     if (a->nblocks == FZ_BLOCKS) return NULL; /* the library must survive this like any failure */
-    if (align < sizeof(void *)) align = sizeof(void *);
+    FZ_CHECK(align >= sizeof(void *) && size > 0, "allocator asked for less than the contract's alignment, or 0 bytes");
     void *p = NULL;
     if (posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
     a->blocks[a->nblocks].ptr = p;

@@ -119,11 +119,39 @@ static void release_into_the_wrong_pool_is_reported_and_changes_neither(void **s
     arm(f);
     assert_int_equal(sp_release(f->pool, spark), SP_ERR_FOREIGN);
     expect_one_line_nothing_changed(f, "not the start of a member");
+    /* what to do: the pool cannot know the owner here, but the registry can */
+    assert_true(test_log_last_has(&f->env.log, "sp_registry_release"));
     sp_stats_get(sparks, &sparks_after);
     assert_memory_equal(&sparks_before, &sparks_after, sizeof sparks_after);
     assert_true(sp_is_leased(sparks, spark));
     assert_int_equal(sp_release(sparks, spark), SP_OK);
     sp_pool_destroy(sparks);
+}
+
+/* In a registry the line names the pool the member belongs to. */
+static void release_into_the_wrong_registry_pool_names_the_owner(void **state) {
+    (void)state;
+    test_scene scene;
+    test_scene_open(&scene);
+    sp_desc d = {.item_size = 32};
+    sp_pool *ships = sp_registry_add(scene.reg, "ships", &d);
+    sp_pool *sparks = sp_registry_add(scene.reg, "sparks", &d);
+    void *spark = sp_acquire(sparks);
+    assert_non_null(spark);
+    int before = test_scene_lines(&scene);
+    assert_int_equal(sp_release(ships, spark), SP_ERR_FOREIGN);
+    assert_int_equal(test_scene_lines(&scene), before + 1);
+    assert_string_equal(scene.log.last_pool, "ships");
+    assert_true(test_log_last_has(&scene.log, "a member of pool 'sparks'"));
+    assert_true(test_log_last_has(&scene.log, "sp_registry_release"));
+    assert_true(sp_is_leased(sparks, spark));
+    /* a pointer no pool owns gets the general advice, naming no pool */
+    int on_the_stack = 0;
+    assert_int_equal(sp_release(ships, &on_the_stack), SP_ERR_FOREIGN);
+    assert_false(test_log_last_has(&scene.log, "a member of pool"));
+    assert_int_equal(sp_registry_release(scene.reg, spark), SP_OK);
+    sp_registry_destroy(scene.reg);
+    EXPECT_NO_LEAK(&scene.alloc);
 }
 
 static void stale_handle_resolves_to_null_silently(void **state) {
@@ -248,6 +276,8 @@ static void write_after_release_is_reported_at_the_next_acquisition(void **state
     assert_string_equal(f->env.log.last_pool, "bullets");
     assert_true(test_log_last_has(&f->env.log, "written after its release"));
     assert_true(test_log_last_has(&f->env.log, "test_misuse.c:")); /* where it was released */
+    /* and how to find the write itself */
+    assert_true(test_log_last_has(&f->env.log, "AddressSanitizer or valgrind"));
     assert_int_equal(*again, 2); /* reported, not repaired: contents are the game's */
 }
 
@@ -334,6 +364,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(foreign_pointer_is_reported_and_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(interior_pointer_is_reported_and_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(release_into_the_wrong_pool_is_reported_and_changes_neither, setup, teardown),
+        cmocka_unit_test(release_into_the_wrong_registry_pool_names_the_owner),
         cmocka_unit_test_setup_teardown(stale_handle_resolves_to_null_silently, setup, teardown),
         cmocka_unit_test_setup_teardown(forged_handle_is_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(handle_of_another_pool_is_reported, setup, teardown),
