@@ -293,19 +293,30 @@ static bool region_dense(FILE *md) {
 /* What to expect, in a few lines: the README's summary and the top of performance.md. */
 static bool region_expect(FILE *md) {
     bool any = false;
-    report_versus v;
-    size_t won = 0, cells = 0, peers_seen = 0;
-    for (size_t p = 0; p < PEERS; p++)
-        if (report_versus_peer(peers[p], &v)) won += v.cells - v.peer_faster, cells += v.cells, peers_seen++;
+    report_versus v[PEERS];
+    bool have[PEERS];
+    size_t cells = 0, faster = 0, slower = 0;
+    for (size_t p = 0; p < PEERS; p++) {
+        have[p] = report_versus_peer(peers[p], &v[p]);
+        if (!have[p]) continue;
+        if (v[p].cells > cells) cells = v[p].cells;
+        if (v[p].peer_faster == 0) faster++;
+        else slower++;
+    }
     if (cells > 0) {
-        fprintf(md, "- **Acquire and release** (LIFO bursts, random churn and FIFO, every size and "
-                    "number of live members measured): faster than the %zu allocators and pools "
-                    "in %zu of %zu comparisons;", peers_seen, won, cells);
-        for (size_t p = 0; p < PEERS; p++)
-            if (report_versus_peer(peers[p], &v) && v.peer_faster > 0)
-                fprintf(md, " %s is faster in %zu (at worst spawnpool takes %.2fx its time, %s);",
-                        report_label(peers[p]), v.peer_faster, 1.0 / v.worst, v.where);
-        fprintf(md, " the tables below have every cell.\n");
+        fprintf(md, "- **Acquire and release** (LIFO bursts, random churn and FIFO; %zu cells: "
+                    "every size and number of live members measured):", cells);
+        for (size_t p = 0, k = 0; p < PEERS; p++)
+            if (have[p] && v[p].peer_faster == 0)
+                k++, fprintf(md, "%s %s", k == 1 ? " faster than" : k == faster ? " and" : ",",
+                             report_label(peers[p]));
+        if (faster > 0) fprintf(md, " in every cell%s", slower ? ";" : ".\n");
+        for (size_t p = 0, k = 0; p < PEERS; p++)
+            if (have[p] && v[p].peer_faster > 0)
+                k++, fprintf(md, "%s %s in %zu (at worst %.2fx its time, %s)%s",
+                             k == 1 ? " slower than" : k == slower ? " and" : "",
+                             report_label(peers[p]), v[p].peer_faster, 1.0 / v[p].worst,
+                             v[p].where, k == slower ? ".\n" : ",");
         any = true;
     }
     double a, b, c, d;

@@ -65,6 +65,8 @@ reqs() {
                 echo "need hdr valgrind/memcheck.h valgrind the library's valgrind annotations"
                 echo "need cmd clang-tidy clang-tidy static analysis"
                 echo "need cmd cppcheck cppcheck static analysis"
+                echo "need cmd python3 python3 the documentation checks (tools/check_docs.py)"
+                echo "need cmd git git the documentation checks (the README's FetchContent)"
             else
                 echo "want pc sdl2 libsdl2-dev windows and screenshots (without it: the terminal fountain only)"
             fi

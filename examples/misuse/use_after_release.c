@@ -41,6 +41,7 @@ int main(int argc, char **argv) {
         "valgrind, or the write-after-release checksum, depending on the build).",
         NULL, opts, argc, argv);
     if (rc != DEMO_ARGS_RUN) return rc;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the story and the library's report in order, piped too */
 #if !SP_DEBUG
     fprintf(stderr, "use_after_release: this build has no debug checks (SP_DEBUG=0), so --write "
                     "goes unreported; link libspawnpool-debug (spawnpool_debug in CMake)\n");
