@@ -257,13 +257,20 @@ def excerpt(block, args):
     parts.append(code_lines("\n".join(part)))
     at = 0
     for part in (p for p in parts if p):
-        for start in range(at, len(source) - len(part) + 1):
-            if source[start:start + len(part)] == part:
-                at = start + len(part)
+        best = 0  # the most lines of the part that match somewhere, for the message
+        for start in range(at, len(source)):
+            n = 0
+            while n < len(part) and start + n < len(source) and source[start + n] == part[n]:
+                n += 1
+            if n == len(part):
+                at = start + n
                 break
+            best = max(best, n)
         else:
-            raise Failure("%s: not a quote of %s: no run of its code lines matches, in order, "
-                          "the block's from\n    %s" % (block.where(), rel, part[0]))
+            raise Failure("%s: not a quote of %s (in order, after what the block quoted before): "
+                          "its code has no line\n    %s\n%s" % (
+                              block.where(), rel, part[best],
+                              "after\n    " + part[best - 1] if best else ""))
 
 
 def check_blocks(args):
