@@ -159,15 +159,19 @@ bench-report: report-build
 bench-docs: report-build
 	$(REPORT) --docs bench/results/latest.csv bench/results/latest.md $(DOC_FILES)
 
-# make docs-images   regenerates every picture in docs/img from the demos' headless modes
-# (tools/docs_images.sh lists the commands; in its own build directory), and the benchmark
-# charts in bench/results/ from the committed latest.csv (make bench-report).
+# make docs-images   regenerates every picture in docs/img: the demos' headless modes
+# (tools/docs_images.sh lists the commands; in its own build directory), the web page in
+# headless Chromium (make web), and the benchmark charts in bench/results/ from the committed
+# latest.csv (make bench-report).
 .PHONY: docs-images
 docs-images:
 	@$(DEPS) examples
 	$(CMAKE) -S . -B $(BUILD)/docs-images -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
 	$(CMAKE) --build $(BUILD)/docs-images -j $(JOBS) --target fountain particles turret arena
 	tools/docs_images.sh $(BUILD)/docs-images/examples docs/img
+	@$(MAKE) --no-print-directory web
+	node web/browser_test.js $(BUILD)/web --frames 300 --screenshot docs/img/web.png
+	@printf '# web/browser_test.js: --frames 300 (the demos page in headless Chromium)\n' > docs/img/web.txt
 	@$(MAKE) --no-print-directory bench-report
 
 # make web        the page (index.html, demos.js, spawnpool_web.js with the wasm embedded) in
