@@ -656,7 +656,7 @@ int main(int argc, char **argv) {
             "for plain leases (lives moved only for leases given a handle), an index stack "
             "whose top is the free count, the peak as its low water, `acquired` counted, and "
             "spawnpool's tests of a NULL pool, an empty stack and a release out of the plain "
-            "range (docs/performance.md, Peers).\n"
+            "range (CHANGELOG.md, 0.4.0, \"What the measurements decided\").\n"
             "- `array_order`: the reclaim workload's reference, an array of members kept in "
             "acquisition order, whose oldest is removed by shifting the rest (O(n)); the way a "
             "naive reclaim-oldest pool does it.\n"

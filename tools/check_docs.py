@@ -385,8 +385,9 @@ def check_versions(args):
     if not top or top.group(1) != version:
         errors.append("CHANGELOG.md: the top entry is %s, the project is %s"
                       % (top.group(1) if top else "missing", version))
-    files = ["README.md", "examples/README.md", "tests/install/CMakeLists.txt",
-             "include/spawnpool.h", "include/spawnpool_dense.h", "include/spawnpool.hpp"]
+    files = ["README.md", "examples/README.md", "CMakeLists.txt", "tests/install/CMakeLists.txt",
+             "tests/install/install_test.cmake", "include/spawnpool.h",
+             "include/spawnpool_dense.h", "include/spawnpool.hpp"]
     files += ["docs/" + f for f in sorted(os.listdir(os.path.join(src, "docs"))) if f.endswith(".md")]
     finds = sonames = 0
     for rel in files:
@@ -398,7 +399,7 @@ def check_versions(args):
                         len(v.split(".")) < len(compat.split(".")):
                     errors.append("%s:%d: find_package(spawnpool %s): the installed package "
                                   "accepts %s.x only" % (rel, n, v, compat))
-            for v in re.findall(r"libspawnpool(?:-debug)?\.so\.([\d.]+\d)", line):
+            for v in re.findall(r"(?:libspawnpool(?:-debug)?|`)\.so\.([\d.]+\d)", line):
                 sonames += 1
                 if v != compat:
                     errors.append("%s:%d: libspawnpool.so.%s: the soname is libspawnpool.so.%s"

@@ -16,7 +16,7 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 file(GLOB lib_dirs ${WORK_DIR}/prefix/lib*)
 
-# For 0.x the soname changes with the minor version: libspawnpool.so.0.4 (SameMinorVersion).
+# For 0.x the soname changes with the minor version: libspawnpool.so.0.MINOR (SameMinorVersion).
 string(REGEX MATCH "^[0-9]+\\.[0-9]+" major_minor "${VERSION}")
 string(REGEX MATCH "^[0-9]+" major "${VERSION}")
 if(major EQUAL 0)
