@@ -413,6 +413,39 @@ static char *read_all(const char *path, size_t *len) {
     return buf;
 }
 
+/* Writes a region's text with its list items wrapped at 100 columns, as the docs' own text is
+   (continuation lines indented two spaces); tables and other lines as they are. */
+static void write_wrapped(FILE *o, const char *text, size_t len) {
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t line_len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        if (line_len <= 100 || strncmp(p, "- ", 2) != 0) {
+            fwrite(p, 1, line_len + (nl != NULL), o);
+            p += line_len + (nl != NULL);
+            continue;
+        }
+        size_t col = 0, indent = 0;
+        const char *w = p, *line_end = p + line_len;
+        while (w < line_end) {
+            const char *sp = memchr(w, ' ', (size_t)(line_end - w));
+            size_t word = sp ? (size_t)(sp - w) : (size_t)(line_end - w);
+            if (col > indent && col + 1 + word > 100) {
+                fputs("\n  ", o);
+                col = indent = 2;
+            } else if (col > indent) {
+                fputc(' ', o);
+                col++;
+            }
+            fwrite(w, 1, word, o);
+            col += word;
+            w += word + (sp != NULL);
+        }
+        fputc('\n', o);
+        p += line_len + (nl != NULL);
+    }
+}
+
 /* The region named by a start line "<!-- spreport:NAME -->" (NULL when it is not one). */
 static bool region_name(const char *line, size_t len, char *name, size_t cap) {
     static const char open[] = "<!-- spreport:";
@@ -426,13 +459,32 @@ static bool region_name(const char *line, size_t len, char *name, size_t cap) {
     return true;
 }
 
+/* A region's text as the file should have it: a blank line, then the generated Markdown with
+   its list items wrapped. NULL when out of memory; *rows false when the run has none for it. */
+static char *region_text(size_t r, size_t *len, bool *rows) {
+    char *raw = NULL, *text = NULL;
+    size_t raw_len = 0;
+    FILE *g = open_memstream(&raw, &raw_len);
+    if (g == NULL) return NULL;
+    fputc('\n', g);
+    *rows = regions[r].write(g);
+    fclose(g);
+    FILE *w = open_memstream(&text, len);
+    if (w != NULL) {
+        write_wrapped(w, raw, raw_len);
+        fclose(w);
+    }
+    free(raw);
+    return text;
+}
+
 /* One file: returns 0 when every region is known and (with check) current. */
 static int splice(const char *path, bool check) {
     size_t len = 0;
     char *text = read_all(path, &len);
     if (text == NULL) return 1;
-    char *out = NULL, *region = NULL;
-    size_t out_len = 0, region_len = 0;
+    char *out = NULL;
+    size_t out_len = 0;
     FILE *o = open_memstream(&out, &out_len);
     int rc = 0, found = 0, stale = 0;
     const char *p = text, *end = text + len;
@@ -454,29 +506,25 @@ static int splice(const char *path, bool check) {
         }
         size_t r = 0;
         while (r < sizeof regions / sizeof regions[0] && strcmp(regions[r].name, name) != 0) r++;
-        FILE *g = r < sizeof regions / sizeof regions[0] ? open_memstream(&region, &region_len)
-                                                         : NULL;
-        if (g == NULL) {
+        if (r == sizeof regions / sizeof regions[0]) {
             fprintf(stderr, "%s: unknown region spreport:%s\n", path, name);
             rc = 1;
         } else {
-            fprintf(g, "\n");
-            if (!regions[r].write(g)) {
+            bool rows = false;
+            size_t new_len = 0, old_len = (size_t)(close + 1 - body); /* to the closing line */
+            char *fresh = region_text(r, &new_len, &rows);
+            if (!rows) {
                 fprintf(stderr, "%s: region %s: the run has no rows for it\n", path, name);
                 rc = 1;
             }
-            fclose(g);
-            /* the body ends with the newline before the closing line */
-            size_t old_len = (size_t)(close + 1 - body);
-            if (region_len != old_len || memcmp(region, body, old_len) != 0) {
+            if (fresh == NULL || new_len != old_len || memcmp(fresh, body, old_len) != 0) {
                 stale++;
                 if (check)
                     fprintf(stderr, "%s: region spreport:%s quotes numbers that are not the "
                                     "run's\n", path, name);
             }
-            fwrite(region, 1, region_len, o);
-            free(region);
-            region = NULL;
+            if (fresh != NULL) fwrite(fresh, 1, new_len, o);
+            free(fresh);
         }
         p = close + 1; /* the closing line is copied next */
     }
