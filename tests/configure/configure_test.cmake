@@ -10,15 +10,10 @@ set(ENV{PKG_CONFIG_LIBDIR} ${WORK_DIR}/empty-pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "")
 set(ENV{CC} ${CC})
 set(ENV{CXX} ${WORK_DIR}/no-such-c++)
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed: ${ARGN}\n${out}\n${err}")
-  endif()
-  set(last_output "${out}${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../run.cmake)
 
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build)
+set(last_output "${last_output}${last_error}")
 foreach(note "spawnpool: tests off: cmocka not found \\(libcmocka-dev\\), no C\\+\\+ compiler"
              "SP_BUILD_TESTS=OFF silences this line" "examples/cpp/bullets is not built"
              "SDL2 not found")
