@@ -16,6 +16,7 @@
 #   make fuzz       the fuzzer for FUZZ_SECONDS
 #   make docs-images   every picture in docs/img, from the demos' headless modes, and the
 #                   benchmark charts from bench/results/latest.csv
+#   make bench-report  bench/results/latest.md and the charts again from bench/results/latest.csv
 #   make bench-docs the numbers the docs quote, from bench/results/latest.csv
 #   make web        the demos page and the library in WebAssembly (emscripten), in build/web/
 #   make test-web   the test suites under node (WebAssembly) and the page in headless Chromium;
