@@ -34,7 +34,7 @@ the scratch directory too. Two substitutions make the commands runnable there: p
 docs run from build/examples/ or build/demo/examples/ (what `cmake --build build` and
 `make examples` build) run from this build's examples/, the same programs from the same
 sources; and the placeholders <url> and <commit> of a FetchContent declaration name a git
-repository made from the scratch copy.
+repository made from the source tree.
 
 versions: the project version (CMakeLists.txt) is the header's SP_VERSION, the top entry of
 CHANGELOG.md, every find_package(spawnpool X.Y) and every libspawnpool.so.X.Y in the docs, the
@@ -163,8 +163,8 @@ class Session:
         self.src = os.path.join(self.root, "spawnpool")
         self.home = os.path.join(self.root, "home")
         os.makedirs(self.home)
-        skip = shutil.ignore_patterns(".git", "build", "build-*", "*.tmp")
-        shutil.copytree(args.src, self.src, ignore=skip, symlinks=True)
+        self.skip = shutil.ignore_patterns(".git", "build", "build-*", "*.tmp")
+        shutil.copytree(args.src, self.src, ignore=self.skip, symlinks=True)
         self.env = dict(os.environ, HOME=self.home, CC=args.cc, CXX=args.cxx)
         self.env.pop("MAKEFLAGS", None)
         self.env.pop("MAKELEVEL", None)
@@ -176,12 +176,13 @@ class Session:
         return p
 
     def placeholders(self, text):
-        """<url> and <commit>: a git repository of the scratch copy, made on first use."""
+        """<url> and <commit>: a git repository of the source tree (as the session began: not
+        what its commands built), made on first use."""
         if "<url>" not in text and "<commit>" not in text:
             return text
         if self.git_url is None:
             repo = os.path.join(self.root, "spawnpool.git")
-            shutil.copytree(self.src, repo, symlinks=True)
+            shutil.copytree(self.args.src, repo, ignore=self.skip, symlinks=True)
             git = ["git", "-c", "user.name=check_docs", "-c", "user.email=check_docs@localhost"]
             run(["git", "init", "-q", repo], self.root, self.env, "git init")
             run(git + ["-C", repo, "add", "-A"], self.root, self.env, "git add")
