@@ -381,7 +381,7 @@ static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
    16 bytes into one (glibc's mmap'd chunks). Two such arrays a few entries apart in their pages
    make every load of one wait on the store just made to the other (the CPU matches a load
    against earlier stores on the address's low 12 bits first: "4K aliasing"). Half a page is as
-   far as possible from both. Measured (docs/performance.md): LIFO 1M, 16-byte members, 5.8 ns
+   far as possible from both. Measured (CHANGELOG.md, 0.4.0): LIFO 1M, 16-byte members, 5.8 ns
    a pair -> 4.1. */
 #define SP__SLOTS_COLOUR ((size_t)2048)
 /* At most this much address space is reserved for one pool's members; beyond, ranges. */

@@ -257,7 +257,7 @@ struct sp_pool {
        top_first, live_ranges 0; top_items is the fast range's start, see sp__ts), no free
        list, and `tag` SP__TAG_MAX + 1, so that every acquisition, release and resolve leaves
        the inline paths for the thread-safe code. A window (the calls
-       that need quiescence) installs the plain view under the pool lock, and the 0.3 code runs. */
+       that need quiescence) installs the plain view under the pool lock, and the plain code runs. */
     struct sp__ts *ts;
     /* What the thread-safe fast paths read (magazine.c), here to save a load: the pool's id
        (sp__ts), compared with the thread's last cache lookup, or no id (never matches) when

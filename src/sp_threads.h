@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Zlib */
 /* sp_threads.h -- what the thread-safe pool's two files share (threads.c: creation, the
    per-thread table and thread exit, the quiescent windows, stats; magazine.c: magazines, the
-   depot, acquire, release, resolve) and the dispatch points the 0.3 files call. docs/threads.md
+   depot, acquire, release, resolve) and the dispatch points the plain files call. docs/threads.md
    has the design. Private. */
 #ifndef SP_THREADS_H
 #define SP_THREADS_H
@@ -216,7 +216,7 @@ void sp__ts_depot_visit(sp_pool *p, sp__tcache *c);
 void sp__ts_note_peak(sp_pool *p);
 #endif
 
-/* The calls that need quiescence: outside a window, open one, make the same call (the 0.3
+/* The calls that need quiescence: outside a window, open one, make the same call (the plain
    code, in the plain view), close it. */
 #define SP__TS_WINDOWED(p, name, type, call)                                                      \
     do {                                                                                          \

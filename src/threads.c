@@ -2,7 +2,7 @@
 /* threads.c -- thread-safe pools (SP_THREADS_SAFE), everything but the per-call paths
    (magazine.c): what a descriptor may ask, the pool lock, each thread's table of its caches and
    what happens when the thread exits, fork() and unloading, the published ranges the lock-free
-   lookups read, the quiescent windows in which the 0.3 code runs unchanged (iteration, trim,
+   lookups read, the quiescent windows in which the plain code runs unchanged (iteration, trim,
    clear, destroy), and the stats. docs/threads.md has the design, and the lifetimes: caches
    belong to their pool, a thread's table only points at them, and both sides check a
    process-wide list of live pools under one global lock, so neither order of thread exit and
@@ -673,7 +673,8 @@ void sp__ts_publish(sp_pool *p) {
 }
 
 /* routes_update for a thread-safe pool: the ranges and slots are published; outside a window
-   nothing else changes (the constant view), inside one the 0.3 routes, never plain. */
+   nothing else changes (the constant view), inside one a plain pool's routes with the inline
+   fast paths closed (plain_below, resolve_below and top_plain 0). */
 void sp__ts_routes(sp_pool *p) {
     sp__ts_publish(p);
     if (!p->ts_view) return;
@@ -777,7 +778,7 @@ static void list_move_all(sp_pool *p, uint32_t *from, uint32_t *to) {
 
 /* Opens a window: the lock is held until the window closes, every free member (the caches of
    every thread, the depot, the loose list) joins the plain free list, the counters are summed
-   into the plain ones, and the plain view is installed, so that the 0.3 code runs as it does
+   into the plain ones, and the plain view is installed, so that the plain code runs as it does
    for a pool of one thread. Other threads must not be inside a call on the pool, and their
    last calls must happen before this one (a join or a barrier): debug builds check the first. */
 void sp__ts_window_begin(sp_pool *p, const char *call) {

@@ -62,7 +62,7 @@ static void members_never_move_and_share_one_range(void **state) {
 /* A reserved pool's slots start half a page (2048 bytes) into their page: at a page's start
    they advanced in step with a caller's pointer array 16 bytes into its page (glibc's large
    chunks), and every slot load waited on the pointer store just made (4K aliasing;
-   docs/performance.md). Both slot sizes, grown over several pages of slots, then trimmed and
+   CHANGELOG.md, 0.4.0). Both slot sizes, grown over several pages of slots, then trimmed and
    grown again. */
 static void reserved_slots_start_half_a_page_in(void **state) {
     (void)state;
