@@ -14,7 +14,10 @@
 #   make bench-publish   copies the last run's results into bench/results/ (the tracked snapshot)
 #   make bench-model     the thread-safe pool's depot contention model for 64 cores (~1 min)
 #   make fuzz       the fuzzer for FUZZ_SECONDS
-#   make docs-images   every picture in docs/img, from the demos' headless modes
+#   make docs-images   every picture in docs/img, from the demos' headless modes, and the
+#                   benchmark charts from bench/results/latest.csv
+#   make bench-report  bench/results/latest.md and the charts again from bench/results/latest.csv
+#   make bench-docs the numbers the docs quote, from bench/results/latest.csv
 #   make web        the demos page and the library in WebAssembly (emscripten), in build/web/
 #   make test-web   the test suites under node (WebAssembly) and the page in headless Chromium;
 #                   `make test` ends with it
@@ -55,18 +58,18 @@ test:
 	@$(DEPS) test
 	$(CMAKE) -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
 	$(CMAKE) --build $(BUILD)/release -j $(JOBS)
-	cd $(BUILD)/release && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)/release && ctest --output-on-failure --no-tests=error -j $(JOBS)
 	JOBS=$(JOBS) tools/valgrind_tests.sh $(BUILD)/release/tests
 	$(CMAKE) -S . -B $(BUILD)/fallback -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_NO_VIRTUAL_MEMORY=ON -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
 	$(CMAKE) --build $(BUILD)/fallback -j $(JOBS)
-	cd $(BUILD)/fallback && ctest --output-on-failure -j $(JOBS) -E '^(vendor_consumer|install_consumer)$$'
+	cd $(BUILD)/fallback && ctest --output-on-failure --no-tests=error -j $(JOBS) -E '^(vendor_consumer|install_consumer|configure_without_test_deps)$$'
 	$(CMAKE) -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DSP_SANITIZE=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	$(CMAKE) --build $(BUILD)/asan -j $(JOBS)
-	cd $(BUILD)/asan && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)/asan && ctest --output-on-failure --no-tests=error -j $(JOBS)
 	$(CMAKE) -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSP_DEBUG=0 -DSP_BUILD_EXAMPLES=OFF -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
 	  -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
 	$(CMAKE) --build $(BUILD)/tsan -j $(JOBS) --target $(TSAN_TESTS)
-	cd $(BUILD)/tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j $(JOBS) -R '^($(subst $(SPACE),|,$(strip $(TSAN_TESTS))))$$'
+	cd $(BUILD)/tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure --no-tests=error -j $(JOBS) -R '^($(subst $(SPACE),|,$(strip $(TSAN_TESTS))))$$'
 	JOBS=$(JOBS) tools/static_analysis.sh $(BUILD)/asan
 	@$(MAKE) --no-print-directory test-web
 
@@ -130,16 +133,47 @@ bench-publish:
 	  echo "the last run is a QUICK=1 run: publish a full one (make bench)"; exit 1; fi
 	cp $(BENCH_RESULTS)/latest.csv $(BENCH_RESULTS)/latest.md $(BENCH_RESULTS)/*.png $(BENCH_RESULTS)/*.svg bench/results/
 	cp $$(ls $(BENCH_RESULTS)/2*.csv | tail -1) bench/results/
-	@echo "bench/results/ updated: review with git diff, then commit"
+	@$(MAKE) --no-print-directory bench-docs
+	@echo "bench/results/ and the docs' numbers updated: review with git diff, then commit"
 
-# make docs-images   regenerates every picture in docs/img from the demos' headless modes
-# (tools/docs_images.sh lists the commands); in its own build directory.
+# make bench-report   latest.md and every plot in bench/results/ again from bench/results/latest.csv
+#                     (no benchmark run: after a change to spreport, or to redraw the charts)
+# make bench-docs     the numbers the docs quote (the spreport regions of README.md and docs/*.md)
+#                     from bench/results/latest.csv; `make test` checks that they are current
+# Both build only spreport (no peers needed), in $(BUILD)/report.
+.PHONY: bench-report bench-docs report-build
+REPORT = $(BUILD)/report/bench/spreport
+DOC_FILES = README.md $(wildcard docs/*.md)
+report-build:
+	$(CMAKE) -S . -B $(BUILD)/report -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF -DSP_BUILD_EXAMPLES=OFF \
+	  -DSP_BUILD_SHARED=OFF -DSP_BUILD_DEBUG_LIBS=OFF >/dev/null
+	$(CMAKE) --build $(BUILD)/report -j $(JOBS) --target spreport
+
+bench-report: report-build
+	@$(DEPS) report
+	@mkdir -p $(BUILD)/report/data
+	sed -n '/^Machine:/,/^Run:/p' bench/results/latest.md > $(BUILD)/report/meta.md
+	$(REPORT) bench/results/latest.csv bench/results/latest.md $(BUILD)/report/data $(BUILD)/report/meta.md
+	gnuplot $(BUILD)/report/data/plots.gp
+	@echo "bench/results/: latest.md and the plots redrawn from latest.csv"
+
+bench-docs: report-build
+	$(REPORT) --docs bench/results/latest.csv bench/results/latest.md $(DOC_FILES)
+
+# make docs-images   regenerates every picture in docs/img: the demos' headless modes
+# (tools/docs_images.sh lists the commands; in its own build directory), the web page in
+# headless Chromium (make web), and the benchmark charts in bench/results/ from the committed
+# latest.csv (make bench-report).
 .PHONY: docs-images
 docs-images:
 	@$(DEPS) examples
 	$(CMAKE) -S . -B $(BUILD)/docs-images -DCMAKE_BUILD_TYPE=Release -DSP_BUILD_TESTS=OFF >/dev/null
 	$(CMAKE) --build $(BUILD)/docs-images -j $(JOBS) --target fountain particles turret arena
 	tools/docs_images.sh $(BUILD)/docs-images/examples docs/img
+	@$(MAKE) --no-print-directory web
+	node web/browser_test.js $(BUILD)/web --frames 300 --screenshot docs/img/web.png
+	@printf '# web/browser_test.js: --frames 300 (the demos page in headless Chromium)\n' > docs/img/web.txt
+	@$(MAKE) --no-print-directory bench-report
 
 # make web        the page (index.html, demos.js, spawnpool_web.js with the wasm embedded) in
 #                 build/web/: open it from disk, or serve it (cd build/web && python3 -m http.server)
@@ -160,5 +194,5 @@ test-web:
 	@$(DEPS) web
 	$(WEB_CONFIGURE)
 	$(CMAKE) --build $(BUILD)/web -j $(JOBS)
-	cd $(BUILD)/web && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)/web && ctest --output-on-failure --no-tests=error -j $(JOBS)
 	node web/browser_test.js $(BUILD)/web --frames 300 --screenshot $(BUILD)/web/screenshot.png

@@ -330,7 +330,7 @@ static void checked_gen_close(void *state) {
     free(g);
 }
 
-/* checked_dense: the hot path of a layout spawnpool could take (docs/performance.md, Peers): the
+/* checked_dense: the hot path of a layout spawnpool could take (CHANGELOG.md, 0.4.0): the
    same exact checks with a state byte a member and the free members in an index stack, whose
    top is also the free count, so leased and peak need no counter of their own (peak is the
    stack's low water); `acquired` counted as spawnpool counts it. A life a member would be moved
@@ -399,8 +399,8 @@ static void checked_dense_close(void *state) {
     free(z);
 }
 
-/* checked_plan and checked_plan_byte: the hot path of the layout docs/performance.md proposed
-   for spawnpool, whole, in its two widths of state. Plain leases keep their state in a map beside
+/* checked_plan and checked_plan_byte: the hot path of a layout proposed for spawnpool
+   (CHANGELOG.md, 0.4.0), whole, in its two widths of state. Plain leases keep their state in a map beside
    the members (checked_plan: one bit a member; checked_plan_byte: one byte), set while the member
    is leased plainly; a lease given a handle, or on which a hook runs, would have it clear and
    its state in a 4-byte word a member that plain pairs never touch. The free members are a stack

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: Zlib */
 /*
-    bench_report.c -- spreport: a results CSV in, the Markdown report and plot inputs out.
+    bench_report.c -- spreport: a results CSV in, the Markdown report, the plots and the
+    documentation's numbers out.
 
         spreport RESULTS.csv OUT.md DATADIR [META.md]
+        spreport --docs|--check RESULTS.csv META.md FILE.md...
 
-    Writes OUT.md (tables of median ns/op with ratios to the free list and to glibc, frame
-    times, memory, steady-state allocator calls, instruction and cache-miss counts, and a
-    met / missed line per performance target (0.3) with its numbers and reference; the threads
-    section and its targets come from bench_report_threads.c), DATADIR/<workload>[_<size>].dat (ns/op
-    against N, one column per implementation), DATADIR/frame_bars.dat and DATADIR/plots.gp, a
-    gnuplot script that draws them as PNG and SVG next to OUT.md. META.md, when given, is copied
-    under the title (machine, compiler, date). The N columns are the ones the CSV has.
+    The first form writes OUT.md (tables of median ns/op with ratios to the free list and to
+    glibc, frame times, memory, steady-state allocator calls, instruction and cache-miss counts,
+    and a met / missed line per performance target with its numbers and reference; the threads
+    section and its targets come from bench_report_threads.c), and DATADIR/plots.gp with the
+    .dat files it reads, a gnuplot script that draws every plot as PNG and SVG next to OUT.md
+    (bench_report_plots.c). META.md, when given, is copied under the title (machine, compiler,
+    date). The N columns are the ones the CSV has.
+    The second form rewrites (--check: compares) the generated regions of the given Markdown
+    files, the documentation's tables and quoted numbers (bench_report_docs.c), so that every
+    number the docs quote comes from the CSV.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -40,7 +45,7 @@ static const char *const impl_order[] = {
 };
 enum { IMPL_COUNT = sizeof impl_order / sizeof impl_order[0] };
 
-enum { N_MAX = 16 };
+enum { N_MAX = REPORT_N_MAX };
 
 static bool load(const char *path) {
     FILE *f = fopen(path, "r");
@@ -91,10 +96,6 @@ static bool any_rows(const char *impl) {
     return false;
 }
 
-bool report_get(const char *workload, size_t n, size_t size, const char *impl, const char *metric,
-                double *out) {
-    return get(workload, n, size, impl, metric, out);
-}
 
 static bool has_impl(const char *workload, size_t size, const char *impl) {
     for (size_t i = 0; i < row_count; i++)
@@ -136,6 +137,28 @@ static void fmt_ns(char *buf, size_t cap, double v) {
     else if (v >= 10.0) snprintf(buf, cap, "%.1f", v);
     else snprintf(buf, cap, "%.2f", v);
 }
+
+/* What the other parts of spreport read (bench_report.h). */
+bool report_get(const char *workload, size_t n, size_t size, const char *impl, const char *metric,
+                double *out) {
+    return get(workload, n, size, impl, metric, out);
+}
+
+bool report_has(const char *workload, size_t size, const char *impl) {
+    for (size_t i = 0; i < row_count; i++)
+        if ((size == 0 || rows[i].size == size) && strcmp(rows[i].workload, workload) == 0 &&
+            strcmp(rows[i].impl, impl) == 0)
+            return true;
+    return false;
+}
+
+size_t report_ns(const char *workload, size_t size, size_t out[REPORT_N_MAX]) {
+    return ns_of(workload, size, out);
+}
+
+const char *report_n_label(size_t n) { return n_label(n); }
+
+void report_fmt_ns(char *buf, size_t cap, double v) { fmt_ns(buf, cap, v); }
 
 /* ---------------------------------------------------------------------------------------------
    Tables
@@ -332,6 +355,7 @@ static void verdict(FILE *md, const char *target, bool have, bool pass, const ch
 
 typedef struct worst_cell {
     double ratio, subject_ns, peer_ns;
+    double best; /* the other extreme: the best cell's ratio */
     char where[64];
     size_t cells, failing; /* cells compared, cells that miss the limit */
 } worst_cell;
@@ -353,6 +377,7 @@ static bool worst_ratio(const char *subject, const char *peer, bool speedup, dou
                     continue;
                 double r = speedup ? p / sp : sp / p;
                 if (speedup ? r < limit : r > limit) w->failing++;
+                if (w->cells == 0 || (speedup ? r > w->best : r < w->best)) w->best = r;
                 if (w->cells == 0 || (speedup ? r < w->ratio : r > w->ratio)) {
                     w->ratio = r, w->subject_ns = sp, w->peer_ns = p;
                     snprintf(w->where, sizeof w->where, "%s %s %zu B", workloads[k],
@@ -364,21 +389,38 @@ static bool worst_ratio(const char *subject, const char *peer, bool speedup, dou
     return w->cells > 0;
 }
 
+/* The spawnpool rows a peer is compared with: those measured in the peer's own process,
+   "spawnpool@<peer>" (tag "@<peer>"), when the run has them (see emit in bench_main.c), else the
+   main process's (tag ""). True when the peer ran apart. */
+static bool subject_for(const char *peer, char tag[48], char subject[64]) {
+    snprintf(tag, 48, "@%s", peer);
+    snprintf(subject, 64, "spawnpool%s", tag);
+    if (any_rows(subject)) return true;
+    tag[0] = '\0';
+    snprintf(subject, 64, "spawnpool");
+    return false;
+}
+
+bool report_versus_peer(const char *peer, report_versus *out) {
+    char tag[48], subject[64];
+    worst_cell w;
+    subject_for(peer, tag, subject);
+    memset(out, 0, sizeof *out);
+    if (!worst_ratio(subject, peer, true, 1.0, "ns_per_op_min", &w)) return false;
+    out->cells = w.cells, out->peer_faster = w.failing, out->worst = w.ratio, out->best = w.best;
+    snprintf(out->where, sizeof out->where, "%s", w.where);
+    return true;
+}
+
 /* A wall-clock target over every lifo, churn and fifo cell, on the minimum of the repeats;
    the worst cell on medians beside it. */
 static void time_target(FILE *md, const char *target, const char *peer, bool speedup, double limit) {
     worst_cell w, m;
     char detail[640];
     /* A peer that ran in a process of its own (jemalloc) is judged against the rows of that
-       process, "<impl>@<peer>", when the run has them (see emit in bench_main.c). */
+       process. */
     char tag[48], subject[64];
-    snprintf(tag, sizeof tag, "@%s", peer);
-    snprintf(subject, sizeof subject, "spawnpool%s", tag);
-    bool apart = any_rows(subject);
-    if (!apart) {
-        tag[0] = '\0';
-        snprintf(subject, sizeof subject, "spawnpool");
-    }
+    bool apart = subject_for(peer, tag, subject);
     bool have = worst_ratio(subject, peer, speedup, limit, "ns_per_op_min", &w);
     worst_ratio(subject, peer, speedup, limit, "ns_per_op_median", &m);
     int len = snprintf(detail, sizeof detail,
@@ -562,240 +604,17 @@ static void targets(FILE *md) {
             steady_have ? detail : "run make bench");
 }
 
-/* ---------------------------------------------------------------------------------------------
-   Plot inputs
-   ------------------------------------------------------------------------------------------ */
-
-static const struct {
-    const char *workload, *title;
-} plots[] = {
-    {"lifo", "LIFO bursts (acquire N, release N)"},
-    {"churn", "Random churn at N live (release a random one, acquire one)"},
-    {"fifo", "FIFO (release oldest) at N live"},
-    {"reclaim", "Reclaim-oldest at N live"},
-    {"resolve", "Handle resolve over N live"},
-    {"iterate", "Iterate and update N live"},
-};
-
-/* What a reader needs to know about each line: the legend's words. */
-static const char *impl_legend(const char *impl) {
-    static const struct {
-        const char *impl, *legend;
-    } legends[] = {
-        {"spawnpool", "spawnpool"},
-        {"spawnpool_reclaim", "spawnpool, RECLAIM (acquisition order)"},
-        {"spawnpool_handles", "spawnpool with handles"},
-        {"spawnpool_next", "spawnpool, sp_first/sp_next"},
-        {"freelist", "bare free list (floor)"},
-        {"checked_header", "free list checking releases, header (floor)"},
-        {"checked_side", "free list checking releases, side array (floor)"},
-        {"checked_bits", "checked, state bitmap and index stack"},
-        {"checked_gen", "checked_bits with a life a member"},
-        {"checked_dense", "checked, state byte and index stack"},
-        {"checked_plan", "planned layout: state bit, counters, pool tests"},
-        {"checked_plan_byte", "planned layout: state byte, counters, pool tests"},
-        {"array_order", "array in acquisition order (O(n) removal)"},
-    };
-    for (size_t i = 0; i < sizeof legends / sizeof legends[0]; i++)
-        if (strcmp(legends[i].impl, impl) == 0) return legends[i].legend;
-    return impl;
-}
-
-/* spawnpool and the floors (what a pool cannot beat) stand out; the peers are muted: thin,
-   light, still in the legend. One colour per implementation in every plot. */
-static void plot_clause(FILE *gp, bool first, const char *file, size_t column, const char *impl,
-                        bool points, bool key) {
-    static const struct {
-        const char *impl, *color;
-        int width, dash;
-    } styles[] = {
-        {"spawnpool", "#d62728", 4, 1},      {"spawnpool_reclaim", "#ff7f0e", 3, 1},
-        {"spawnpool_handles", "#e377c2", 3, 1}, {"spawnpool_next", "#ff7f0e", 3, 1},
-        {"freelist", "#000000", 3, 2},       {"checked_header", "#1f4e9c", 2, 4},
-        {"checked_side", "#1f77b4", 3, 1},   {"checked_bits", "#17becf", 2, 2},
-        {"checked_gen", "#9edae5", 2, 3},     {"checked_dense", "#8c564b", 3, 2},
-        {"checked_plan", "#2ca02c", 3, 2},   {"checked_plan_byte", "#98df8a", 3, 1},
-        {"array_order", "#555555", 2, 3},
-        {"boost_pool", "#b5c9dd", 1, 1},     {"gslice", "#b9e2e6", 1, 1},
-        {"glibc", "#bfe0bf", 1, 1},          {"mimalloc", "#d5c8e3", 1, 1},
-        {"tcmalloc", "#dacbc6", 1, 1},       {"jemalloc", "#e2e2b6", 1, 1},
-        {"spawnpool_iter", "#ff9896", 3, 1},
-    };
-    const char *color = "#cccccc";
-    int width = 1, dash = 1;
-    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++)
-        if (strcmp(styles[i].impl, impl) == 0)
-            color = styles[i].color, width = styles[i].width, dash = styles[i].dash;
-    fprintf(gp, "%s ", first ? "plot" : ",");
-    if (file != NULL) fprintf(gp, "'%s' using 1:%zu", file, column);
-    else fprintf(gp, "NaN"); /* a legend entry only */
-    fprintf(gp, " with %s lw %d lc rgb '%s' dt %d %s '%s'",
-            points ? "linespoints pt 7 ps 0.6" : "lines", width, color, dash,
-            key ? "title" : "notitle", impl_legend(impl));
-}
-
-/* The implementations measured in workload w at `size`, in report order. */
-static size_t impls_of(const char *w, size_t size, const char *cols[IMPL_COUNT]) {
-    size_t count = 0;
-    for (size_t i = 0; i < IMPL_COUNT; i++)
-        if (has_impl(w, size, impl_order[i])) cols[count++] = impl_order[i];
-    return count;
-}
-
-/* DATADIR/<name>.dat: ns/op (minimum of the repeats) against N for the implementations of
-   workload w at `size`; returns how many columns (implementations) it has. */
-static size_t write_dat(const char *datadir, const char *name, const char *w, size_t size,
-                        const char *cols[IMPL_COUNT]) {
-    size_t count = impls_of(w, size, cols);
-    if (count == 0) return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.dat", datadir, name);
-    FILE *dat = fopen(path, "w");
-    if (dat == NULL) return 0;
-    fprintf(dat, "n");
-    for (size_t c = 0; c < count; c++) fprintf(dat, " %s", cols[c]);
-    fprintf(dat, "\n");
-    size_t ns[N_MAX], n_count = ns_of(w, size, ns);
-    for (size_t k = 0; k < n_count; k++) {
-        fprintf(dat, "%zu", ns[k]);
-        for (size_t c = 0; c < count; c++) {
-            double v = 0;
-            if (get(w, ns[k], size, cols[c], "ns_per_op_min", &v)) fprintf(dat, " %g", v);
-            else fprintf(dat, " ?");
-        }
-        fprintf(dat, "\n");
-    }
-    fclose(dat);
-    return count;
-}
-
-/* The x axis: the N measured, labelled 1k, 4k, ... 1M, with a little room either side. */
-static void write_xaxis(FILE *gp, const char *w) {
-    size_t ns[N_MAX], n_count = ns_of(w, 0, ns);
-    if (n_count == 0) return;
-    fprintf(gp, "set xrange [%g:%g]\nset xtics (", (double)ns[0] / 1.5,
-            (double)ns[n_count - 1] * 1.5);
-    for (size_t k = 0; k < n_count; k++)
-        fprintf(gp, "%s'%s' %zu", k ? ", " : "", n_label(ns[k]), ns[k]);
-    fprintf(gp, ")\n");
-}
-
-static const char *const terminals[2][2] = {
-    {"pngcairo size %d,%d noenhanced font ',10'", "png"},
-    {"svg size %d,%d dynamic noenhanced font ',10'", "svg"},
-};
-
-static void set_terminal(FILE *gp, int fmt, int width, int height, const char *outdir,
-                         const char *name) {
-    fprintf(gp, "set terminal ");
-    fprintf(gp, terminals[fmt][0], width, height);
-    fprintf(gp, "\nset output '%s/%s.%s'\n", outdir, name, terminals[fmt][1]);
-}
-
-static void write_plots(const char *datadir, const char *outdir) {
-    char path[4096], file[4096];
-    snprintf(path, sizeof path, "%s/plots.gp", datadir);
-    FILE *gp = fopen(path, "w");
-    if (gp == NULL) {
-        perror(path);
-        return;
-    }
-    fprintf(gp, "# generated by spreport\nset datafile missing '?'\n"
-                "set logscale x\nset grid\nset xlabel 'live objects N'\n"
-                "set ylabel 'ns per op (minimum of the repeats)'\nset yrange [0:*]\n");
-    for (size_t p = 0; p < sizeof plots / sizeof plots[0]; p++) {
-        const char *w = plots[p].workload;
-        const char *cols[IMPL_COUNT];
-        /* Churn: one panel per object size measured, the legend beside the last. */
-        bool panels = strcmp(w, "churn") == 0;
-        static const size_t sizes[] = {16, 64, 256};
-        size_t panel_sizes[3], panel_count = 0;
-        for (size_t s = 0; s < 3; s++)
-            if ((panels || sizes[s] == 64) && impls_of(w, sizes[s], cols) > 0)
-                panel_sizes[panel_count++] = sizes[s];
-        if (panel_count == 0) continue;
-        for (int fmt = 0; fmt < 2; fmt++) {
-            set_terminal(gp, fmt, panel_count > 1 ? 1500 : 1100, 520, outdir, w);
-            write_xaxis(gp, w);
-            /* Reclaim spans O(1) against O(n): only a log scale shows both. */
-            fprintf(gp, strcmp(w, "reclaim") == 0 ? "set logscale y\nset yrange [*:*]\n"
-                                                   : "unset logscale y\nset yrange [0:*]\n");
-            fprintf(gp, "set multiplot layout 1,%zu title '%s'\n", panel_count + (panel_count > 1),
-                    plots[p].title);
-            for (size_t q = 0; q < panel_count; q++) {
-                char name[64];
-                snprintf(name, sizeof name, "%s_%zu", w, panel_sizes[q]);
-                size_t count = write_dat(datadir, name, w, panel_sizes[q], cols);
-                snprintf(file, sizeof file, "%s/%s.dat", datadir, name);
-                fprintf(gp, "set title '%zu-byte objects'\n", panel_sizes[q]);
-                /* A lone panel carries its legend outside; several share one, in a panel of its own. */
-                fprintf(gp, panel_count == 1 ? "set key outside right\n" : "unset key\n");
-                for (size_t c = 0; c < count; c++)
-                    plot_clause(gp, c == 0, file, c + 2, cols[c], true, true);
-                fprintf(gp, "\n");
-            }
-            if (panel_count > 1) {
-                /* The legend panel: legend entries only, no axes; every implementation of any
-                   panel (jemalloc runs apart, at 64 B only in a quick run). */
-                size_t count = 0;
-                for (size_t i = 0; i < IMPL_COUNT; i++)
-                    for (size_t q = 0; q < panel_count; q++)
-                        if (has_impl(w, panel_sizes[q], impl_order[i])) {
-                            cols[count++] = impl_order[i];
-                            break;
-                        }
-                fprintf(gp, "set key center center\nunset title\nunset border\nunset tics\n"
-                            "unset xlabel\nunset ylabel\nunset grid\nunset logscale\n"
-                            "set xrange [0:1]\nset yrange [0:1]\n");
-                for (size_t c = 0; c < count; c++)
-                    plot_clause(gp, c == 0, NULL, 0, cols[c], true, true);
-                fprintf(gp, "\nset border\nset tics\nset grid\nset xlabel 'live objects N'\n"
-                            "set ylabel 'ns per op (minimum of the repeats)'\n"
-                            "set yrange [0:*]\nset logscale x\n");
-            }
-            fprintf(gp, "unset multiplot\n");
-        }
-    }
-    /* Frame times: p50, p99 and mean of every implementation as bars, from the CSV. */
-    snprintf(file, sizeof file, "%s/frame_bars.dat", datadir);
-    FILE *bars = fopen(file, "w");
-    size_t bar_count = 0;
-    if (bars != NULL) {
-        fprintf(bars, "# impl p50 p99 mean\n");
-        for (size_t i = 0; i < IMPL_COUNT; i++) {
-            double p50 = 0, p99 = 0, mean = 0;
-            if (!get("frame", 0, 64, impl_order[i], "frame_ms_p50", &p50) ||
-                !get("frame", 0, 64, impl_order[i], "frame_ms_p99", &p99) ||
-                !get("frame", 0, 64, impl_order[i], "frame_ms_mean", &mean))
-                continue;
-            fprintf(bars, "%s %g %g %g\n", impl_order[i], p50, p99, mean);
-            bar_count++;
-        }
-        fclose(bars);
-    }
-    if (bar_count > 0) {
-        fprintf(gp, "unset logscale\nset xtics auto rotate by -30\nset xrange [-0.6:%g]\n"
-                    "set yrange [0:*]\nset key inside top left\nset xlabel ''\n"
-                    "set ylabel 'frame time, ms'\nset style data histograms\n"
-                    "set style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
-                    "set boxwidth 0.9\n", (double)bar_count - 0.4);
-        for (int fmt = 0; fmt < 2; fmt++) {
-            set_terminal(gp, fmt, 900, 520, outdir, "frame");
-            fprintf(gp, "set title 'Game frame (fountain workload): frame time per implementation; "
-                        "lower is better'\n"
-                        "plot '%s' using 2:xtic(1) title 'p50' lc rgb '#9ecae1', "
-                        "'' using 4 title 'mean' lc rgb '#4292c6', "
-                        "'' using 3 title 'p99' lc rgb '#d62728'\n",
-                    file);
-        }
-    }
-    fclose(gp);
-}
-
 int main(int argc, char **argv) {
-    if (argc < 4) {
-        fprintf(stderr, "usage: spreport RESULTS.csv OUT.md DATADIR [META.md]\n");
+    bool docs = argc > 1 && strcmp(argv[1], "--docs") == 0;
+    bool check = argc > 1 && strcmp(argv[1], "--check") == 0;
+    if (argc < 4 || ((docs || check) && argc < 5)) {
+        fprintf(stderr, "usage: spreport RESULTS.csv OUT.md DATADIR [META.md]\n"
+                        "       spreport --docs|--check RESULTS.csv META.md FILE.md...\n");
         return 2;
+    }
+    if (docs || check) {
+        if (!load(argv[2])) return 1;
+        return report_docs(argv[3], argv + 4, argc - 4, check);
     }
     if (!load(argv[1])) return 1;
     FILE *md = fopen(argv[2], "w");
@@ -837,7 +656,7 @@ int main(int argc, char **argv) {
             "for plain leases (lives moved only for leases given a handle), an index stack "
             "whose top is the free count, the peak as its low water, `acquired` counted, and "
             "spawnpool's tests of a NULL pool, an empty stack and a release out of the plain "
-            "range (docs/performance.md, Peers).\n"
+            "range (CHANGELOG.md, 0.4.0, \"What the measurements decided\").\n"
             "- `array_order`: the reclaim workload's reference, an array of members kept in "
             "acquisition order, whose oldest is removed by shifting the rest (O(n)); the way a "
             "naive reclaim-oldest pool does it.\n"
@@ -886,6 +705,6 @@ int main(int argc, char **argv) {
     char *slash = strrchr(outdir, '/');
     if (slash != NULL) *slash = '\0';
     else snprintf(outdir, sizeof outdir, ".");
-    write_plots(argv[3], outdir);
+    report_plots(argv[3], outdir);
     return 0;
 }

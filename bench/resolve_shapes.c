@@ -2,8 +2,8 @@
 /*
     resolve_shapes.c -- what a resolve costs in three slot layouts, counted by callgrind.
 
-    Not part of the build: a design experiment behind docs/performance.md ("The resolve of a
-    4-byte life"), kept so that its numbers can be checked. It asks whether a pool can keep
+    Not part of the build: a design experiment behind CHANGELOG.md (0.4.0, "The resolve: the
+    mark"), kept so that its numbers can be checked. It asks whether a pool can keep
     the inline resolve at 12 instructions or fewer with a 4-byte life a member (which an
     8-byte-a-member layout with dense lease state needs) instead of today's 8-byte slot.
 

@@ -240,7 +240,7 @@
       pool as the forking thread left it: the other threads' leased members stay leased, what
       they cached is the child's. A shared library that embeds spawnpool may be unloaded
       (dlclose) once its thread-safe pools are destroyed.
-    A pool without SP_THREADS_SAFE is exactly as fast as in 0.3. See docs/threads.md.
+    A pool without SP_THREADS_SAFE pays nothing for the mode. See docs/threads.md.
 
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
     objects it hands out (docs/guide.md, section 12).
@@ -675,9 +675,9 @@ SP_API size_t sp_leak_report(const sp_pool *pool, sp_log_level level);
 /* A short description of a result code ("unknown result" for values outside the enum). */
 SP_API const char *sp_result_str(sp_result result);
 
-/* The version of the library the program runs with ("0.2.0"; SP_VERSION is the header's), and
-   as a number like SP_VERSION_NUMBER. A shared library of another minor version has another
-   soname (libspawnpool.so.0.2), so for 0.x the two agree in major and minor. */
+/* The version of the library the program runs with ("MAJOR.MINOR.PATCH"; SP_VERSION is the
+   header's), and as a number like SP_VERSION_NUMBER. A shared library of another minor version
+   has another soname (libspawnpool.so.0.MINOR), so for 0.x the two agree in major and minor. */
 SP_API const char *sp_version(void);
 SP_API int sp_version_number(void);
 

@@ -160,6 +160,8 @@ static bool array_grow(sp_pool *p, void **array, size_t *cap_bytes, size_t need_
 
 bool sp__stack_reserve(sp_pool *p, size_t need) {
     if (need <= p->mem.stack_cap) return true;
+    /* a chunk's worth at first: a pool growing member by member reallocates a few times */
+    if (!p->cfg.fixed && need < p->cfg.chunk_items) need = p->cfg.chunk_items;
     size_t cap = (size_t)p->mem.stack_cap * sizeof(uint32_t);
     void *a = p->hot.stack;
     if (!array_grow(p, &a, &cap, need * sizeof(uint32_t), (size_t)p->hot.free_count * sizeof(uint32_t)))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Zlib
 # The Makefile's dependency step: tools/deps.sh GOAL... (demo, examples, test, bench, install,
-# web).
+# report, web).
 # Looks for what each goal needs itself (command -v for tools, pkg-config or a compile of the
 # header for libraries, a test link for clang's sanitizer runtime), not for package names, so it
 # is right on any machine however the things got there. What is missing:
@@ -11,7 +11,7 @@
 #     a missing nice-to-have (SDL2 for the demo's window, gnuplot for plots...) is only reported.
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -gt 0 ] || { echo "usage: tools/deps.sh demo|examples|test|bench|install|web..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: tools/deps.sh demo|examples|test|bench|install|report|web..." >&2; exit 2; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -65,6 +65,8 @@ reqs() {
                 echo "need hdr valgrind/memcheck.h valgrind the library's valgrind annotations"
                 echo "need cmd clang-tidy clang-tidy static analysis"
                 echo "need cmd cppcheck cppcheck static analysis"
+                echo "need cmd python3 python3 the documentation checks (tools/check_docs.py)"
+                echo "need cmd git git the documentation checks (the README's FetchContent)"
             else
                 echo "want pc sdl2 libsdl2-dev windows and screenshots (without it: the terminal fountain only)"
             fi
@@ -84,6 +86,9 @@ reqs() {
             echo "want cmd valgrind valgrind instruction counts"
             echo "want hdr valgrind/callgrind.h valgrind instruction counts"
             echo "want cmd gnuplot gnuplot-nox the plots"
+            ;;
+        report)
+            echo "need cmd gnuplot gnuplot-nox the benchmark charts"
             ;;
         web)
             echo "need cmd emcc emscripten the WebAssembly build"

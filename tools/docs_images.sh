@@ -5,6 +5,9 @@
 #   tools/docs_images.sh EXAMPLES_DIR [OUT_DIR]   EXAMPLES_DIR holds the built demos
 # The runs are deterministic (fixed time step, seeded random numbers), so the same command draws
 # the same picture, except the measured times in the fountain's and the particles' overlays.
+# Beside each NAME.png goes NAME.txt: the command and the counters the demo printed while it
+# drew the picture. `make test` (tools/check_docs.py images) runs the command again and fails
+# when the counters differ: the picture no longer shows what the demo does.
 set -eu
 bin=${1:?usage: tools/docs_images.sh EXAMPLES_DIR [OUT_DIR]}
 out=${2:-docs/img}
@@ -14,7 +17,11 @@ shot() { # name, then the demo and its flags
     demo=$2
     shift 2
     echo "docs-images: $out/$name.png  <-  $demo $* --headless"
-    "$bin/$demo" "$@" --headless --screenshot "$out/$name.png" >/dev/null
+    {
+        echo "# tools/docs_images.sh: $demo $*"
+        "$bin/$demo" "$@" --headless --screenshot "$out/$name.png" | grep -E '^[a-z][a-z0-9_]*=' |
+            grep -v '^screenshot='
+    } > "$out/$name.txt"
 }
 # 600 frames: the overlay's p99 covers the last 300 frames, all after the 2 s warm-up.
 shot fountain fountain --frames 600

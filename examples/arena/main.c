@@ -176,6 +176,7 @@ typedef struct options {
     long frames;
     const char *screenshot;
     uint32_t seed;
+    bool trust_pointers, no_priority; /* scene_mistakes, made on purpose */
 } options;
 
 /* @return DEMO_ARGS_RUN to run, else the exit code (0 after --help, 2 on a bad flag). */
@@ -191,6 +192,12 @@ static int parse_options(int argc, char **argv, options *o)
         {"screenshot", DEMO_OPT_STRING, &o->screenshot, 0, 0, NULL, "FILE",
          "PNG of the last frame (headless, or the window's when it closes)"},
         {"seed", DEMO_OPT_LONG, &seed, 0, 4294967295.0, NULL, "S", "random seed (default 12345)"},
+        {"trust-pointers", DEMO_OPT_FLAG, &o->trust_pointers, 0, 0, NULL, NULL,
+         "the mistake on purpose: deliver an event through its pointer\nwhen its slot is in use "
+         "again (docs/guide.md, section 10)"},
+        {"no-priority", DEMO_OPT_FLAG, &o->no_priority, 0, 0, NULL, NULL,
+         "the mistake on purpose: no priority hook for the sparks pool,\nwhich then reclaims "
+         "its oldest sparks, the shields"},
         {0},
     };
     int rc = demo_args_parse("arena",
@@ -218,7 +225,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "arena: no display, running %ld frames headless\n", opt.frames);
 
     scene s;
-    if (!scene_enter(&s, opt.seed)) {
+    unsigned mistakes = (opt.trust_pointers ? SCENE_TRUST_POINTERS : 0u) |
+                        (opt.no_priority ? SCENE_NO_SPARK_PRIORITY : 0u);
+    if (!scene_enter(&s, opt.seed, mistakes)) {
         fprintf(stderr, "arena: out of memory loading the scene\n");
         gfx_close(&target);
         return 1;

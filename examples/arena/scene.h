@@ -63,6 +63,15 @@ typedef struct scene_counters {
     uint64_t allocator_calls;        /* pool allocator calls since the scene finished loading */
 } scene_counters;
 
+/* Two mistakes the scene can make on purpose, to show what its design prevents (docs/guide.md,
+   section 10): deliver an event through its plain pointer when the handle has expired but the
+   slot is in use again, and give the sparks pool no priority hook (it then reclaims its oldest
+   sparks, the shields). */
+typedef enum scene_mistakes {
+    SCENE_TRUST_POINTERS = 1u << 0,
+    SCENE_NO_SPARK_PRIORITY = 1u << 1,
+} scene_mistakes;
+
 typedef struct scene {
     sp_registry *registry;
     sp_pool *bullets, *enemies, *sparks; /* looked up once: the registry owns them */
@@ -80,6 +89,7 @@ typedef struct scene {
     bool manual;                         /* the keyboard drives the player */
     float input_x, input_y;
     bool loaded;                         /* allocator calls are counted from here on */
+    unsigned mistakes;                   /* scene_mistakes made on purpose (none: 0) */
     scene_counters n;
 } scene;
 
@@ -89,8 +99,9 @@ typedef struct scene_report {
 } scene_report;
 
 /* Builds the registry and its pools (every member built now, at load), the player, the
-   turrets and the first wave. @return false when out of memory (everything undone). */
-bool scene_enter(scene *s, uint32_t seed);
+   turrets and the first wave; `mistakes` is 0 or scene_mistakes to make on purpose.
+   @return false when out of memory (everything undone). */
+bool scene_enter(scene *s, uint32_t seed, unsigned mistakes);
 
 /* One fixed step: movement, firing, collisions into the queue, then the queue delivered. */
 void scene_update(scene *s, float dt);

@@ -6,11 +6,14 @@
    AddressSanitizer and valgrind report. With a naive pool it is silent: the memory is still
    valid, and the write lands in whichever enemy the pool hands out next.
 
-   With SP_DEBUG (the default unless NDEBUG), spawnpool makes the released enemy visible:
-     - built with -fsanitize=address: ASan reports "use-after-poison" at the planted line;
+   Linked with the debug library (SP_DEBUG=1: examples/CMakeLists.txt links it in every build
+   type), spawnpool makes the released enemy visible:
+     - the library and this program built with -fsanitize=address: ASan reports
+       "use-after-poison" at the planted line;
      - run under valgrind: memcheck reports "Invalid write" at the planted line;
      - otherwise: the next acquisition logs that the member was written after its release,
        naming where it was released.
+   Linked with a library without the checks, it says so first: then nothing catches the bug.
 
    Run without arguments it does everything right; `--write` plants the bug. tests/ run it all
    three ways. It prints text only: there is no picture to take, so no --headless/--screenshot. */
@@ -38,6 +41,11 @@ int main(int argc, char **argv) {
         "valgrind, or the write-after-release checksum, depending on the build).",
         NULL, opts, argc, argv);
     if (rc != DEMO_ARGS_RUN) return rc;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the story and the library's report in order, piped too */
+#if !SP_DEBUG
+    fprintf(stderr, "use_after_release: this build has no debug checks (SP_DEBUG=0), so --write "
+                    "goes unreported; link libspawnpool-debug (spawnpool_debug in CMake)\n");
+#endif
     sp_pool *enemies = sp_pool_create(&(sp_desc){.name = "enemies", .item_size = sizeof(enemy), .initial = 4});
     if (!enemies) return 1;
 

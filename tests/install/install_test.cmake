@@ -6,17 +6,11 @@
 # -DBUILD_DIR, -DSRC_DIR, -DWORK_DIR, -DCC, -DVERSION (major.minor.patch) and -DRELEASE_LIB_DEBUG
 # (1 when this build's plain library has debug checks anyway: a Debug build or SP_DEBUG>0).
 file(REMOVE_RECURSE ${WORK_DIR})
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed: ${ARGN}\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../run.cmake)
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 file(GLOB lib_dirs ${WORK_DIR}/prefix/lib*)
 
-# For 0.x the soname changes with the minor version: libspawnpool.so.0.4 (SameMinorVersion).
+# For 0.x the soname changes with the minor version: libspawnpool.so.0.MINOR (SameMinorVersion).
 string(REGEX MATCH "^[0-9]+\\.[0-9]+" major_minor "${VERSION}")
 string(REGEX MATCH "^[0-9]+" major "${VERSION}")
 if(major EQUAL 0)
