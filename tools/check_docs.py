@@ -30,7 +30,8 @@ Any block:
   <!-- check: skip REASON -->   do not run it (a command that runs for minutes or forever); the
                                 reason is required, and the set is meant to stay small
 The session of a file is a scratch copy of the source tree (cwd for its commands) with HOME in
-the scratch directory too. Two substitutions make the commands runnable there: programs the
+the scratch directory too, and a shell block's `export` lines hold for the file's later blocks,
+as in one terminal. Two substitutions make the commands runnable there: programs the
 docs run from build/examples/ or build/demo/examples/ (what `cmake --build build` and
 `make examples` build) run from this build's examples/, the same programs from the same
 sources; and the placeholders <url> and <commit> of a FetchContent declaration name a git
@@ -169,6 +170,7 @@ class Session:
         self.env.pop("MAKEFLAGS", None)
         self.env.pop("MAKELEVEL", None)
         self.git_url = None
+        self.exports = []  # the export lines of the blocks run so far
 
     def path(self, rel):
         p = os.path.join(self.src, rel)
@@ -346,11 +348,12 @@ def session_block(b, session):
         with open(session.path(rel), "a") as f:
             f.write(session.placeholders(b.text))
     if b.lang in ("sh", "bash", "shell", "console"):
-        script = "set -e -o pipefail\n" + session.command(b.text)
+        script = "set -e -o pipefail\n" + "".join(session.exports) + session.command(b.text)
         run(script, session.src, session.env, "%s (commands)" % b.where(), shell=True)
+        session.exports += [l + "\n" for l in b.text.split("\n") if re.match(r"\s*export\s+\w+=", l)]
         return "commands run"
     if b.get("output"):
-        cmd = session.command(b.get("output")[0])
+        cmd = "".join(session.exports) + session.command(b.get("output")[0])
         out = run(cmd, session.src, session.env, "%s: %s" % (b.where(), cmd), shell=True,
                   check=False)
         expect_lines(b.text, out, "%s: the output of %s" % (b.where(), b.get("output")[0]))
