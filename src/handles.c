@@ -29,7 +29,7 @@ bool sp__tag_take(sp_pool *p) {
 /* The handle of leased member idx (its lease in its word now), which from now on carries the
    HANDLED mark: its release moves the life on. */
 static sp_handle handle_issue(sp_pool *p, uint32_t idx, _Atomic uint32_t *w) {
-    if (plain_test(p, idx)) { /* the lease moves from its bit to its word */
+    if (plain_test(p, idx)) { /* the lease moves from its byte to its word */
         plain_clear(p, idx);
         wstore(w, (wload(w) & ~(uint32_t)SP__STATE_MASK) | SP__LEASED);
     }
@@ -150,13 +150,15 @@ static SP__NOINLINE void *resolve_other(const sp_pool *pool, sp_handle handle) {
 }
 
 void *sp_resolve(const sp_pool *pool, sp_handle handle) {
-    if (SP__LIKELY(pool && pool->handles.tagged && sp__handle_tag(handle.id) == pool->handles.tag)) {
-        /* The top span's member, leased in the handle's life with the handle out. */
-        const sp__span *t = top_span(pool);
-        uint32_t idx = sp__handle_slot(handle.id), rel = idx - pool->hot.top_first;
-        if (SP__LIKELY(t && rel < span_count(t) && !pool->ts)) {
+    if (SP__LIKELY(pool && pool->handles.tagged && sp__handle_tag(handle.id) == pool->handles.tag && !pool->ts)) {
+        /* The member, leased in the handle's life with the handle out: its word says exactly
+           that (and no flag of a hook or a mark). */
+        uint32_t idx = sp__handle_slot(handle.id);
+        const sp__span *s = span_of(pool, idx);
+        if (SP__LIKELY(s != NULL)) {
             uint32_t want = word_make(sp__handle_life(handle.id) - pool->handles.life_base, SP__LEASED | SP__HANDLED);
-            if (SP__LIKELY(wload(&t->words[rel]) == want)) return t->items + (size_t)rel * pool->hot.stride;
+            uint32_t rel = idx - s->first;
+            if (SP__LIKELY(wload(&s->words[rel]) == want)) return s->items + (size_t)rel * pool->hot.stride;
         }
     }
     return resolve_other(pool, handle);

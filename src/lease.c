@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Zlib */
-/* lease.c -- Acquire / Release: the plain paths (a pop and a bit; a range test, a bit and a
+/* lease.c -- Acquire / Release: the plain paths (a pop and a byte; a range test, a byte and a
    push), the general paths behind them (hooks, the lease list, handles, refusals, teardown,
    thread-safe pools), reclaim, sp_release_all, and the _at variants that record call sites. */
 #include "pool_internal.h"
@@ -23,16 +23,16 @@ void sp__routes_update(sp_pool *p) {
 
 /* One member leased from the stack (the plain path's count: see peak_sync). */
 static inline void leased_from_stack(sp_pool *p) {
-    if (p->hot.free_count < p->hot.peak_free) p->hot.peak_free = p->hot.free_count;
+    if (p->hot.free_top < p->hot.peak_top) p->hot.peak_top = p->hot.free_top;
     p->hot.acquired++;
 }
 
-/* The plain acquisition of stack entry idx of the top span (the caller checked both). */
+/* The plain acquisition of the stack's top entry, idx, of any span. */
 static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
-    p->hot.free_count--;
+    p->hot.free_top -= SP__ENTRY;
     leased_from_stack(p);
     plain_set(p, idx);
-    void *item = (void *)(p->hot.top_items + (uintptr_t)(idx - p->hot.top_first) * p->hot.stride);
+    void *item = (void *)(p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)] + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
     DBG_SITE_CLEAR(p, idx);
     return item;
@@ -87,7 +87,7 @@ static void *lease_built(sp_pool *p, uint32_t idx, const void *arg) {
 }
 
 /* ---- plain leases move to their word ------------------------------------------------------
-   A plain lease lives in its bit only. Whatever needs more (a handle, a hook on the member, a
+   A plain lease lives in its byte only. Whatever needs more (a handle, a hook on the member, a
    teardown, a reclaim, sp_release_all's mark) moves it to its word first: the member stays
    leased, the same life, and from then on its release takes the general path. */
 static void lease_to_word(sp_pool *p, uint32_t idx, _Atomic uint32_t *w) {
@@ -188,6 +188,12 @@ sp_result sp__release_general(sp_pool *p, void *item) {
     }
     uint32_t idx = index_of(p, item);
     if (SP__UNLIKELY(idx == SP__NIL)) return sp__release_foreign(p, item);
+    if (p->hot.top_plain && plain_test(p, idx)) { /* plain, in another span than the top one */
+        plain_clear(p, idx);
+        stack_push(p, idx);
+        DBG_FREED(p, idx, item);
+        return SP_OK;
+    }
     return sp__release_index(p, idx, item);
 }
 
@@ -282,7 +288,7 @@ void *sp__acquire_general(sp_pool *p, const void *arg, bool force) {
         sp__log(p, p->act.destroying ? SP__MSG_DESTROYING : SP__MSG_CLEARING);
         return NULL;
     }
-    if (p->hot.free_count > 0) return lease_from_stack(p, stack_pop(p), arg);
+    if (p->hot.free_top > 0) return lease_from_stack(p, stack_pop(p), arg);
     if (SP__UNLIKELY(p->act.allocating > 0)) { /* growth is under way: it would begin again */
         sp__log(p, SP__MSG_IN_ALLOCATOR, "acquire");
         return NULL;
@@ -314,14 +320,13 @@ static SP__NOINLINE void *acquire_null(const char *function) {
     return NULL;
 }
 
-/* A free member on top of the stack, leased plainly when the routes allow, else the general
-   path. The stack's top belongs to the top span unless the pool has several spans. */
+/* The free member on top of the stack, leased plainly when the routes allow, else the general
+   path. */
 static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
-    uint32_t n = p->hot.free_count;
-    if (SP__UNLIKELY(n <= p->hot.plain_floor)) return sp__acquire_general(p, arg, force);
-    uint32_t idx = p->hot.stack[n - 1u];
-    if (SP__UNLIKELY(idx < p->hot.top_first)) return sp__acquire_general(p, arg, force);
-    return acquire_plain(p, idx);
+    uint32_t top = p->hot.free_top;
+    if (SP__UNLIKELY(top <= p->hot.plain_floor))
+        return p->ts ? sp__ts_acquire(p, arg, force, NULL, 0) : sp__acquire_general(p, arg, force);
+    return acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
 }
 
 void *sp_acquire(sp_pool *pool) {
@@ -342,6 +347,22 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
     return acquire_fast(pool, arg, true);
 }
 
+/* Not a member of the top span: another span's, released plainly if it is leased plainly and
+   releases may be plain (top_plain is not 0: memory order, no on_release, one thread, nothing
+   running that diverts them), else the general path. */
+static SP__NOINLINE sp_result release_elsewhere(sp_pool *p, void *item) {
+    if (p->ts) return sp__ts_release(p, item, NULL, 0); /* the layer's own way (it knows windows) */
+    if (p->hot.top_plain && p->mem.live > 1u && item) {
+        uint32_t idx = sp__index_searched(p, (uintptr_t)item);
+        if (idx != SP__NIL && plain_take(p, idx)) {
+            stack_push(p, idx);
+            DBG_FREED(p, idx, item);
+            return SP_OK;
+        }
+    }
+    return sp__release_general(p, item);
+}
+
 /* A plain release: a member of the top span leased plainly. Anything else (another span, a
    word lease, a refusal, a pool whose releases are not plain: top_plain 0) takes the general
    path. */
@@ -349,11 +370,9 @@ sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return sp__release_general(pool, item);
     SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release(pool, item));
     uint64_t q = member_number(pool, pool->hot.top_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->hot.top_plain)) return sp__release_general(pool, item);
+    if (SP__UNLIKELY(q >= pool->hot.top_plain)) return release_elsewhere(pool, item);
     uint32_t idx = pool->hot.top_first + (uint32_t)q;
-    uint64_t *bits = &pool->hot.plain_bits[idx / 64u], bit = UINT64_C(1) << (idx % 64u), b = *bits;
-    if (SP__UNLIKELY(!(b & bit))) return sp__release_general(pool, item);
-    *bits = b & ~bit;
+    if (SP__UNLIKELY(!plain_take(pool, idx))) return sp__release_general(pool, item);
     stack_push(pool, idx);
     DBG_FREED(pool, idx, item);
     return SP_OK;

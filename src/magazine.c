@@ -19,6 +19,17 @@
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
 static uint32_t ts_index_of(const sp_pool *p, const void *item) {
+    const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_acquire);
+    if (m) { /* the source's table names the span's record (see sp__index_searched) */
+        const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, item);
+        if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) {
+            const sp__span *s = atomic_load_explicit(&r->span, memory_order_acquire);
+            if (!s) return SP__NIL;
+            uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
+            return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
+        }
+    }
+    /* spans from the allocator (no virtual memory, or a source that ran out) */
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
     for (uint32_t k = n; k-- > 0;) { /* the top (newest, largest) first */
         const sp__span *s = atomic_load_explicit(&p->mem.recs[k].span, memory_order_acquire);
@@ -69,7 +80,7 @@ static void refill_from_depot(sp_pool *p, sp__tcache *c) {
         c->prev = c->loaded;
         c->loaded = full;
     }
-    for (sp__mag *m = c->loaded; m->n < m->cap && ts->loose_n > 0;) m->e[m->n++] = p->hot.stack[--ts->loose_n];
+    for (sp__mag *m = c->loaded; m->n < m->cap && ts->loose_n > 0;) m->e[m->n++] = stack_at(p, --ts->loose_n);
 }
 
 /* Both magazines are empty: a full one from the depot (the empty prev goes back), else loose
@@ -108,6 +119,8 @@ static SP__NOINLINE void run_on_acquire(sp_pool *p, _Atomic uint32_t *w, uint32_
 }
 
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
+    /* In a window (a callback of a quiescent call) the pool's own code runs. */
+    if (SP__UNLIKELY(p->ts->window > 0)) return sp__acquire_general(p, arg, force);
     (void)force; /* no reclaim in a thread-safe pool: a saturated pool drops */
     sp__tcache *c = sp__ts_cache(p);
     if (SP__UNLIKELY(!c)) return NULL;
@@ -198,6 +211,7 @@ static SP__NOINLINE void retire(sp_pool *p, uint32_t idx) {
 }
 
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+    if (SP__UNLIKELY(p->ts->window > 0)) return sp__release_general(p, item); /* as acquire */
     if (!item) return SP_OK;
     uint32_t idx = ts_index_of(p, item);
     if (idx == SP__NIL) return sp__release_foreign(p, item);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Zlib */
 /* members.c -- where members live (the header's MEMORY): a pool's spans, their memory (a block
    of the shared source committed as it fills, a range from the allocator, or the fixed
-   buffer), the stack and bitmap beside them, finding the span of an address, and building,
+   buffer), the stack and plain map beside them, finding the span of an address, and building,
    disposing and retiring members. docs/design.md, "Memory", has the picture. */
 #include "pool_internal.h"
 #include "threads.h"
@@ -111,13 +111,28 @@ static void spans_index(sp_pool *p) {
             at--;
         }
         p->mem.by_address[at] = s;
+        p->hot.span_base[k] = (uintptr_t)s->items - (uintptr_t)s->first * p->hot.stride;
     }
     p->mem.live = n;
+    p->mem.room_rec = 0; /* a span came or went, or shrank: look again from the lowest */
     atomic_store_explicit(&p->mem.top, top, memory_order_release);
     sp__routes_update(p);
 }
 
 uint32_t sp__index_searched(const sp_pool *p, uintptr_t a) {
+    /* A span of the source is named by the source's table, in O(1) (see span_add); one from
+       the allocator (a source that ran out) is found by address. */
+    const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_relaxed);
+    if (m) {
+        const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, (const void *)a);
+        /* the record's address says whose it is, read from no other pool's memory */
+        if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) {
+            const sp__span *s = rec_span(r);
+            if (!s) return SP__NIL;
+            uint64_t q = member_number(p, (uintptr_t)s->items, a);
+            return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
+        }
+    }
     uint32_t lo = 0, hi = p->mem.live; /* candidates: by_address[lo, hi) */
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2u;
@@ -134,24 +149,31 @@ uint32_t sp__index_searched(const sp_pool *p, uintptr_t a) {
     return SP__NIL;
 }
 
-/* ---- the stack and the plain bitmap --------------------------------------------------------
-   The stack holds every free member, so it has room for every built one; the bitmap has a bit
-   for every slot index of the records. Both grow (doubling: amortised O(1), on growth paths
-   only) and may move: only the pool's own thread reads them, or a window of a thread-safe pool.
-   A fixed buffer has both at its capacity from the start. */
-static bool array_grow(sp_pool *p, void **array, size_t *cap_bytes, size_t need_bytes, size_t keep_bytes) {
-    if (need_bytes <= *cap_bytes) return true;
+/* ---- the stack and the plain map ----------------------------------------------------------
+   The stack holds every free member, so it has room for every built one; the plain map has a
+   byte for every slot index of the records. Both grow (doubling: amortised O(1), on growth
+   paths only; a pool with max stops at max, so a full pool has no slack) and may move: only the
+   pool's own thread reads them, or a window of a thread-safe pool. A fixed buffer has both at
+   its capacity from the start. */
+static size_t grown_count(const sp_pool *p, size_t have, size_t need) {
+    size_t n = have * 2u;
+    if (n < p->cfg.chunk_items) n = p->cfg.chunk_items; /* a pool growing member by member */
+    if (p->cfg.max && need <= p->cfg.max && n > p->cfg.max) n = p->cfg.max;
+    if (n > SP__SLOT_LIMIT) n = SP__SLOT_LIMIT;
+    return n < need ? need : n;
+}
+
+/* The array moves to `bytes` bytes, its first keep_bytes kept and the rest zeroed. */
+static bool array_grow(sp_pool *p, void **array, size_t *cap_bytes, size_t bytes, size_t keep_bytes, const char *what) {
     if (p->cfg.fixed) return false;
-    size_t bytes = *cap_bytes ? *cap_bytes : 64u;
-    while (bytes < need_bytes) bytes *= 2u;
     void *fresh = pool_alloc(p, bytes, _Alignof(uint64_t));
     if (!fresh) {
-        sp__log(p, SP__MSG_NOMEM, "the stack of free members");
+        sp__log(p, SP__MSG_NOMEM, what);
         return false;
     }
     if (keep_bytes) memcpy(fresh, *array, keep_bytes);
     memset((unsigned char *)fresh + keep_bytes, 0, bytes - keep_bytes);
-    pool_free(p, *array, *cap_bytes);
+    if (*array) pool_free(p, *array, *cap_bytes);
     p->mem.bytes += bytes - *cap_bytes;
     *array = fresh;
     *cap_bytes = bytes;
@@ -160,40 +182,39 @@ static bool array_grow(sp_pool *p, void **array, size_t *cap_bytes, size_t need_
 
 bool sp__stack_reserve(sp_pool *p, size_t need) {
     if (need <= p->mem.stack_cap) return true;
-    /* a chunk's worth at first: a pool growing member by member reallocates a few times */
-    if (!p->cfg.fixed && need < p->cfg.chunk_items) need = p->cfg.chunk_items;
-    size_t cap = (size_t)p->mem.stack_cap * sizeof(uint32_t);
+    size_t cap = grown_count(p, p->mem.stack_cap, need);
+    size_t bytes = p->hot.stack ? stack_bytes(p->mem.stack_cap) : 0u;
     void *a = p->hot.stack;
-    if (!array_grow(p, &a, &cap, need * sizeof(uint32_t), (size_t)p->hot.free_count * sizeof(uint32_t)))
-        return false;
-    p->hot.stack = (uint32_t *)a;
-    p->mem.stack_cap = (uint32_t)(cap / sizeof(uint32_t) < SP__SLOT_LIMIT ? cap / sizeof(uint32_t) : SP__SLOT_LIMIT);
+    if (!array_grow(p, &a, &bytes, stack_bytes(cap), p->hot.free_top, "the stack of free members")) return false;
+    p->hot.stack = (unsigned char *)a;
+    p->mem.stack_cap = (uint32_t)cap;
     return true;
 }
 
-/* Bits for slot indices below `end` (pools that lease plainly: not thread-safe ones). */
-static bool bits_reserve(sp_pool *p, uint32_t end) {
-    if (p->ts || end <= p->mem.bits_cap) return true;
-    size_t cap = (size_t)p->mem.bits_cap / 8u;
-    void *a = p->hot.plain_bits;
-    if (!array_grow(p, &a, &cap, round_up(end, 64u) / 8u, cap)) return false;
-    p->hot.plain_bits = (uint64_t *)a;
-    p->mem.bits_cap = (uint32_t)(cap * 8u < SP__SLOT_LIMIT ? cap * 8u : SP__SLOT_LIMIT);
+/* The plain map for slot indices below `end` (pools that lease plainly: not thread-safe ones). */
+static bool plain_reserve(sp_pool *p, uint32_t end) {
+    if (p->ts || end <= p->mem.plain_cap) return true;
+    size_t slots = round_up(grown_count(p, p->mem.plain_cap, end), 64u);
+    size_t bytes = p->hot.plain ? plain_map_bytes(p->mem.plain_cap) : 0u;
+    void *a = p->hot.plain;
+    if (!array_grow(p, &a, &bytes, plain_map_bytes(slots), bytes, "the map of plain leases")) return false;
+    p->hot.plain = (unsigned char *)a;
+    p->mem.plain_cap = (uint32_t)slots;
     return true;
 }
 
 /* ---- spans come and go ------------------------------------------------------------------ */
 
 /* The members new record k holds: the first one chunk_items (a pool with max and a source: max,
-   reserved at once and committed as it fills), each later one twice the one before, within max
-   (unless growing past it) and the slot limit. */
+   reserved at once and committed as it fills), each later one its range (as many as all the
+   records before it), within max (unless growing past it) and the slot limit. */
 static uint32_t rec_cap_for(const sp_pool *p, uint32_t k, uint32_t first, bool past_max) {
     if (p->cfg.fixed) return (uint32_t)p->mem.capacity; /* the buffer's one span, whatever max is now */
     uint64_t want;
     if (k == 0)
         want = p->cfg.max && p->mem.source && !past_max ? p->cfg.max : p->cfg.chunk_items;
     else
-        want = (uint64_t)p->mem.recs[k - 1u].cap * 2u;
+        want = rec_range(SP__REC_SHIFT(p), k);
     if (want == 0) want = 1;
     if (p->cfg.max && !past_max && first < p->cfg.max && want > p->cfg.max - first) want = p->cfg.max - first;
     if (want > SP__SLOT_LIMIT - first) want = SP__SLOT_LIMIT - first;
@@ -245,9 +266,11 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
         block.committed = true;
     } else if (p->mem.source && !p->mem.source_failed && block_from_source(p, r->cap, &block, &page)) {
         from_source = true;
-        if (fresh && !p->cfg.max) {
+        if (fresh && !p->cfg.max) { /* what the block holds, within the record's range */
             uint32_t fill = cap_filling(p, r->cap, block.size, page);
-            r->cap = fill < SP__SLOT_LIMIT - r->first ? fill : SP__SLOT_LIMIT - r->first;
+            uint32_t room = k ? rec_range(SP__REC_SHIFT(p), k) : (uint32_t)1 << 24;
+            if (room > SP__SLOT_LIMIT - r->first) room = SP__SLOT_LIMIT - r->first;
+            r->cap = fill < room ? fill : room;
         }
     } else {
         size_t bytes = span_layout(p, r->cap, 1u, at);
@@ -260,6 +283,7 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
         block.size = bytes;
         block.committed = true;
     }
+    if (k == 0 && fresh) atomic_store_explicit(&p->hot.rec_shift, sp__bitlen(r->cap - 1u), memory_order_relaxed); /* 2^shift >= cap: see rec_of */
     (void)span_layout(p, r->cap, page, at);
     if (!block.committed) { /* the header's page, now; the areas as the span fills */
         bool ok;
@@ -328,10 +352,10 @@ static void span_memory_free(sp_pool *p, sp__span *s) {
 /* Makes a span for record k (a new record, or one given back earlier) and publishes it. */
 static bool span_add(sp_pool *p, uint32_t k, bool fresh) {
     sp__span_rec *r = &p->mem.recs[k];
-    if (!bits_reserve(p, r->first + r->cap)) return false;
+    if (!plain_reserve(p, r->first + r->cap)) return false;
     sp__span *s = span_memory(p, k, fresh);
     if (!s) return false;
-    if (!bits_reserve(p, r->first + r->cap)) { /* the block gave the record more */
+    if (!plain_reserve(p, r->first + r->cap)) { /* the block gave the record more */
         span_memory_free(p, s);
         return false;
     }
@@ -342,7 +366,10 @@ static bool span_add(sp_pool *p, uint32_t k, bool fresh) {
         return false;
     }
     DBG_POISON(s->items, items_committed(p, s));
-    if (s->from_source) sp__source_set_owner(p->mem.source, &s->block, s);
+    if (s->from_source) {
+        sp__source_set_owner(p->mem.source, &s->block, r);
+        atomic_store_explicit(&p->mem.owners, sp__source_map(p->mem.source), memory_order_release);
+    }
     atomic_store_explicit(&r->span, s, memory_order_release);
     spans_index(p);
     return true;
@@ -385,12 +412,12 @@ static bool room_add(sp_pool *p, bool past_max) {
         if (!rec_span(r) && rec_usable(p, r)) return span_add(p, k, false);
     }
     uint32_t k = rec_count(p);
-    uint32_t first = k ? p->mem.recs[k - 1u].first + p->mem.recs[k - 1u].cap : 0u;
     if (p->cfg.fixed && k > 0) return false; /* the buffer holds one span */
-    if (k == SP__SPAN_RECS || first >= SP__SLOT_LIMIT) {
+    if (k == SP__SPAN_RECS || (k && SP__REC_SHIFT(p) + k - 1u >= SP__SLOT_BITS)) {
         sp__log(p, SP__MSG_SLOTS_FULL);
         return false;
     }
+    uint32_t first = rec_first(SP__REC_SHIFT(p), k);
     sp__span_rec *r = &p->mem.recs[k];
     atomic_init(&r->span, NULL);
     r->first = first;
@@ -429,18 +456,15 @@ static uint32_t slot_for_build(sp_pool *p) {
         uint32_t idx = hole_take(p);
         if (idx != SP__NIL) return idx;
     }
-    /* The top span, unless a lower one has room: then that one (members come lowest first). */
-    sp__span *top = top_span(p);
-    bool lower_room = false;
-    for (uint32_t k = 0; top && k < top->rec && !lower_room; k++) {
-        const sp__span *l = rec_span(&p->mem.recs[k]);
-        lower_room = l && span_count(l) < l->cap;
-    }
-    for (uint32_t k = top && !lower_room ? top->rec : 0u; k < rec_count(p); k++) {
+    /* The lowest span with room (members come lowest first), from the cursor: spans below it
+       are full, so each is passed over once between two changes of the spans. */
+    for (uint32_t k = p->mem.room_rec; k < rec_count(p); k++) {
         sp__span *s = rec_span(&p->mem.recs[k]);
-        if (!s) continue;
-        uint32_t count = span_count(s);
-        if (count == s->cap) continue;
+        uint32_t count = s ? span_count(s) : 0u;
+        if (!s || count == s->cap) {
+            if (k == p->mem.room_rec) p->mem.room_rec = k + 1u;
+            continue;
+        }
         /* Commit ahead in steps: a system call every chunk_items members or 1/64 of the span's,
            not every member. */
         uint32_t step = count / 64u > p->cfg.chunk_items ? count / 64u : (uint32_t)p->cfg.chunk_items;
@@ -603,8 +627,8 @@ void sp__pool_memory_fini(sp_pool *p) {
         if (s) span_remove(p, s);
     }
     if (!p->cfg.fixed) {
-        pool_free(p, p->hot.stack, (size_t)p->mem.stack_cap * sizeof(uint32_t));
-        pool_free(p, p->hot.plain_bits, (size_t)p->mem.bits_cap / 8u);
+        if (p->hot.stack) pool_free(p, p->hot.stack, stack_bytes(p->mem.stack_cap));
+        pool_free(p, p->hot.plain, plain_map_bytes(p->mem.plain_cap));
     }
     if (p->mem.own_source)
         sp__source_destroy(p->mem.source);

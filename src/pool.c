@@ -150,12 +150,12 @@ static sp__layout layout_of(const sp_desc *d) {
 }
 
 /* ---- the fixed buffer ---------------------------------------------------------------------------
-   [pool][stack: n entries][plain bitmap][span: header, words, links, debug records, members],
+   [pool][stack: n entries][plain map][span: header, words, links, debug records, members],
    each at its own alignment, the members at the item's. */
 static uintptr_t align_up(uintptr_t x, size_t a) { return (x + (a - 1u)) & ~(uintptr_t)(a - 1u); }
 
 typedef struct fixed_layout {
-    uintptr_t pool, stack, bits, span, end;
+    uintptr_t pool, stack, plain, span, end;
 } fixed_layout;
 
 /* Where a pool of n members lies from start; false when its size does not fit in the address
@@ -164,8 +164,8 @@ static bool fixed_at(uintptr_t start, const sp__layout *l, size_t n, fixed_layou
     if (n == 0 || n > SP__SLOT_LIMIT) return false;
     f->pool = align_up(start, _Alignof(sp_pool));
     f->stack = f->pool + sizeof(sp_pool);
-    f->bits = align_up(f->stack + n * sizeof(uint32_t), 8u);
-    f->span = align_up(f->bits + round_up(n, 64u) / 8u, _Alignof(sp__span));
+    f->plain = align_up(f->stack + stack_bytes(n), 8u);
+    f->span = align_up(f->plain + plain_map_bytes(round_up(n, 64u)), _Alignof(sp__span));
     size_t at[SP__AREAS];
     size_t bytes = sp__span_layout(l->stride, l->align, l->ordered, (uint32_t)n, 1u, at);
     if (!bytes || f->pool < start || f->span < f->pool || bytes > UINTPTR_MAX - f->span) return false;
@@ -257,7 +257,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     if (full > len) sp__log(p, SP__MSG_NAME_CUT, len, full, (size_t)SP__NAME_CAP - 1u);
 }
 
-/* The pool struct and its stack and bitmap in the caller's buffer. */
+/* The pool struct and its stack and plain map in the caller's buffer. */
 static sp_pool *fixed_create(const sp_desc *desc, const sp__layout *l, const char *name) {
     uintptr_t start = (uintptr_t)desc->buffer, end = start + desc->buffer_size;
     if (end < start) end = UINTPTR_MAX;
@@ -276,11 +276,11 @@ static sp_pool *fixed_create(const sp_desc *desc, const sp__layout *l, const cha
     p->mem.capacity = cap;
     if (p->cfg.max == 0 || p->cfg.max > cap) p->cfg.max = cap;
     p->cfg.chunk_items = cap;
-    p->hot.stack = (uint32_t *)f.stack;
+    p->hot.stack = (unsigned char *)f.stack;
     p->mem.stack_cap = (uint32_t)cap;
-    p->hot.plain_bits = (uint64_t *)f.bits;
-    p->mem.bits_cap = (uint32_t)round_up(cap, 64u);
-    memset(p->hot.plain_bits, 0, p->mem.bits_cap / 8u);
+    p->hot.plain = (unsigned char *)f.plain;
+    p->mem.plain_cap = (uint32_t)round_up(cap, 64u);
+    memset(p->hot.plain, 0, plain_map_bytes(p->mem.plain_cap));
     p->mem.fixed_area = (unsigned char *)f.span;
     p->mem.fixed_area_size = end - f.span;
     p->mem.bytes = desc->buffer_size;
@@ -371,7 +371,7 @@ static size_t dispose_all(sp_pool *p) {
             if (p->cfg.ordered) lease_unlink(p, idx);
             p->counters.leased_disposed++;
             was_leased = true;
-        } else if (p->hot.free_count > 0) {
+        } else if (p->hot.free_top > 0) {
             idx = stack_pop(p);
         } else {
             if (!p->cfg.ordered && pool_leased(p) && from) { /* released and acquired behind us */
@@ -507,8 +507,8 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     if (p->ts && !sp__ts_windowed(p) && !sp__ts_in_hook(p))
         SP__TS_WINDOW(p, "sp_trim", size_t, sp_trim(p, keep_free));
     if (refused_in_hook(p, "sp_trim")) return 0;
-    size_t free_count = p->hot.free_count;
-    size_t to_dispose = free_count > keep_free ? free_count - keep_free : 0;
+    size_t free_n = free_count(p);
+    size_t to_dispose = free_n > keep_free ? free_n - keep_free : 0;
     /* Victims from the highest slots down, so that whole spans and pages empty out. The mark
        says which; then the stack keeps the others in their order, before any hook runs. */
     size_t marked = 0;
@@ -524,10 +524,11 @@ size_t sp_trim(sp_pool *pool, size_t keep_free) {
     }
     peak_sync(p);
     uint32_t keep = 0;
-    uint32_t *stack = p->hot.stack;
-    for (uint32_t i = 0; i < p->hot.free_count; i++)
-        if (!(wload(word_at(p, stack[i])) & SP__MARKED)) stack[keep++] = stack[i];
-    p->hot.free_count = keep;
+    for (uint32_t i = 0, n = free_count(p); i < n; i++) {
+        uint32_t idx = stack_at(p, i);
+        if (!(wload(word_at(p, idx)) & SP__MARKED)) stack_set(p, keep++, idx);
+    }
+    p->hot.free_top = keep * SP__ENTRY;
     p->mem.limbo += marked;
     peak_set(p);
     /* Dispose hooks may acquire and grow the pool meanwhile: spans never move, and the marked

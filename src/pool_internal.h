@@ -13,16 +13,16 @@
 
 /* ---- a member's word ------------------------------------------------------------------------
    Every member slot has a 32-bit word: life << SP__FLAG_BITS | flags. A plain lease (no hook,
-   no handle, memory order, one thread) never touches it: its state is one bit in the pool's
-   plain bitmap, and its word still says FREE. Every other lease is in the word (LEASED):
+   no handle, memory order, one thread) never touches it: its state is one byte in the pool's
+   plain map, and its word still says FREE. Every other lease is in the word (LEASED):
    leases of pools with hooks or acquisition order, of thread-safe pools, and a plain lease
-   once a handle is taken of it (sp_handle_of moves it from the bit to the word).
+   once a handle is taken of it (sp_handle_of moves it from the byte to the word).
    The life counts only lives that had a handle: HANDLED marks a lease whose handle went out,
    and only the end of such a lease moves the life on, so plain churn never writes a word. A
    word's life is relative to the pool's tag (life_base): a handle carries life + life_base. */
 enum {
     SP__UNBUILT = 0u, /* no member built in the slot */
-    SP__FREE = 1u,    /* built; leased plainly when its bit in the plain bitmap is set */
+    SP__FREE = 1u,    /* built; leased plainly when its byte in the plain map is set */
     SP__LEASED = 2u,  /* leased, in the word */
     SP__RETIRED = 3u, /* its life counter is exhausted: never used again */
     SP__STATE_MASK = 3u,
@@ -83,6 +83,26 @@ typedef struct sp__span {
     size_t committed[SP__AREAS];    /* bytes of each area committed (source spans that fill) */
 } sp__span;
 
+/* ---- span numbers: slot indices in ranges of powers of two ----------------------------------
+   Record 0 holds slot indices [0, 2^shift), record k >= 1 [2^(shift+k-1), 2^(shift+k)), where
+   2^shift is the first span's size rounded up to a power of two: a slot index names its record
+   by its bit length, in O(1) and with no search. Spans double as a pool grows, so a pool of n
+   members has O(log n) records, at most 25 (a first span of one member, up to 2^24 slots). */
+static inline uint32_t sp__bitlen(uint32_t x) { /* floor(log2(x)) + 1; 0 for 0 */
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 32u - (uint32_t)__builtin_clz(x) : 0u;
+#else
+    uint32_t n = 0;
+    for (; x; x >>= 1) n++;
+    return n;
+#endif
+}
+static inline uint32_t rec_of(uint32_t shift, uint32_t idx) { return sp__bitlen(idx >> shift); }
+/* (the pool's shift: see sp__hot; set with record 0, before its span is published) */
+#define SP__REC_SHIFT(p) atomic_load_explicit(&(p)->hot.rec_shift, memory_order_relaxed)
+static inline uint32_t rec_first(uint32_t shift, uint32_t k) { return k ? (uint32_t)1 << (shift + k - 1u) : 0u; }
+static inline uint32_t rec_range(uint32_t shift, uint32_t k) { return (uint32_t)1 << (k ? shift + k - 1u : shift); }
+
 /* The record of a span number: its slot indices, kept when its span is given back, so that a
    later span of the same number uses them again, its lives above every life they handed out. */
 typedef struct sp__span_rec {
@@ -101,19 +121,24 @@ typedef struct sp__span_rec {
    (sp__acquire_plain, sp__release_plain): anything else is routed out of it by two fields that
    sp__routes_update derives, plain_floor and top_plain. */
 typedef struct sp__hot {
-    uint32_t *stack;      /* the free members' slot indices; stack[free_count - 1] goes next */
-    uint32_t free_count;
+    unsigned char *stack; /* the free members' slot indices, 3 bytes each (see stack_push) */
+    uint32_t free_top;    /* the stack's top in bytes (3 x the free members): the next is below */
     uint32_t plain_floor; /* 0 when a free member may be leased plainly, else UINT32_MAX: every
                              acquisition takes the general path */
-    uint32_t peak_free;   /* leased reaches a new peak when free_count goes below this */
+    uint32_t peak_top;    /* leased reaches a new peak when free_top goes below this */
     uint32_t top_first;   /* the top span's first slot index */
     uint32_t top_plain;   /* the top span's count when its releases may be plain, else 0 */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
     uintptr_t top_items;  /* the top span's member 0 */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
-    uint64_t *plain_bits; /* bit i set: slot i is leased plainly */
+    unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
     uint64_t acquired;
+    _Atomic uint32_t rec_shift; /* record 0 holds slot indices [0, 2^rec_shift): see rec_of
+                                   (atomic: a thread-safe pool's lookups read it lock-free) */
+    /* Of each live span, member 0's address less its first slot index times the stride: a
+       member's address from its slot index alone (the plain acquisition from any span). */
+    uintptr_t span_base[SP__SPAN_RECS];
 } sp__hot;
 
 /* What the descriptor said (after defaults). */
@@ -144,12 +169,16 @@ typedef struct sp__members {
     size_t size;              /* built members */
     size_t limbo;             /* built members neither leased nor in the stack (being built,
                                  disposed, or doomed by a teardown) */
-    uint32_t stack_cap, bits_cap; /* entries of hot.stack, bits of hot.plain_bits */
+    uint32_t stack_cap, plain_cap; /* entries of hot.stack, slots hot.plain covers */
     uint32_t holes;           /* unbuilt slots below their spans' counts (disposed members) */
     uint32_t hole_cursor;     /* no hole lies below this slot index */
+    uint32_t room_rec;        /* no span below this record has room to build in */
     size_t bytes;             /* memory held: committed, allocated, or the fixed buffer */
     size_t bytes_reserved;    /* address space of the spans' blocks */
     sp__source *source;       /* spans' blocks come from here; NULL: from the allocator */
+    /* the source's map of owners, once a span came from it (thread-safe pools read it lock-free:
+       set once, and the map stays while any pool uses the source) */
+    _Atomic(const sp__owner_map *) owners;
     bool own_source;          /* a custom allocator's source, destroyed with the pool */
     bool source_failed;       /* the source had no block: spans come from the allocator now */
     size_t capacity;          /* fixed buffer: the members it holds */
@@ -248,20 +277,12 @@ static inline sp__span *top_span(const sp_pool *p) { return atomic_load_explicit
 
 /* ---- from a slot index to its span, its word, its member ----------------------------------- */
 
-/* The live span holding slot idx's bookkeeping (idx below its count), or NULL. The top span
-   first (every member of a pool of one span), then a binary search of the records by index. */
+/* The live span holding slot idx's bookkeeping (idx below its count), or NULL: its record
+   from the index's bit length (rec_of), no search. */
 static inline sp__span *span_of(const sp_pool *p, uint32_t idx) {
-    sp__span *t = top_span(p);
-    if (SP__LIKELY(t && idx - t->first < span_count(t))) return t;
-    uint32_t lo = 0, hi = rec_count(p);
-    while (hi - lo > 1u) {
-        uint32_t mid = (lo + hi) / 2u;
-        if (p->mem.recs[mid].first <= idx)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    sp__span *s = hi ? rec_span(&p->mem.recs[lo]) : NULL;
+    uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
+    if (k >= rec_count(p)) return NULL;
+    sp__span *s = rec_span(&p->mem.recs[k]);
     return s && idx - s->first < span_count(s) ? s : NULL;
 }
 
@@ -307,12 +328,21 @@ static inline uint32_t index_of(const sp_pool *p, const void *item) {
     return p->mem.live > 1u ? sp__index_searched(p, (uintptr_t)item) : SP__NIL;
 }
 
-/* ---- the plain bitmap ------------------------------------------------------------------- */
-static inline bool plain_test(const sp_pool *p, uint32_t idx) {
-    return idx < p->mem.bits_cap && (p->hot.plain_bits[idx / 64u] >> (idx % 64u)) & 1u;
+/* ---- the plain map: a byte a member, set while it is leased plainly ----------------------
+   A byte, not a bit: the plain paths store and compare it, where a bit takes a read, a shift
+   and a write back. Of the two floors that model these layouts (checked_plan, a bit, and
+   checked_plan_byte in `make bench`), the bit was slower at LIFO and FIFO and faster only at
+   random churn over a million small members, where its map stays in cache. */
+static inline size_t plain_map_bytes(size_t slots) { return slots; }
+static inline bool plain_test(const sp_pool *p, uint32_t idx) { return idx < p->mem.plain_cap && p->hot.plain[idx] != 0; }
+static inline void plain_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 1u; }
+static inline void plain_clear(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 0u; }
+/* The plain release's test and clear: false when idx is not leased plainly. */
+static inline bool plain_take(sp_pool *p, uint32_t idx) {
+    if (p->hot.plain[idx] == 0) return false;
+    p->hot.plain[idx] = 0u;
+    return true;
 }
-static inline void plain_set(sp_pool *p, uint32_t idx) { p->hot.plain_bits[idx / 64u] |= UINT64_C(1) << (idx % 64u); }
-static inline void plain_clear(sp_pool *p, uint32_t idx) { p->hot.plain_bits[idx / 64u] &= ~(UINT64_C(1) << (idx % 64u)); }
 
 /* A member's state whatever holds it: leased (plainly or in its word), and visible to iteration
    (leased and not in its on_release). */
@@ -323,33 +353,79 @@ static inline bool slot_visible(const sp_pool *p, uint32_t idx, uint32_t w) {
     return slot_leased(p, idx, w) && !(w & SP__RELEASING);
 }
 
+/* ---- the stack of free members -----------------------------------------------------------
+   Slot indices are below 2^24, so an entry is 3 bytes (the bookkeeping of a member in memory
+   order: its word, its entry and its plain byte, 8 bytes). The top is kept in bytes, so the
+   plain paths never scale it, and the array has one byte more than its entries: on a
+   little-endian machine an entry is read as 4 bytes and masked, and one pushed at the top is
+   written as 4, the fourth byte landing above the top, where nothing is kept. */
+#define SP__ENTRY 3u
+#if (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || \
+    defined(_M_IX86) || defined(_M_ARM64)
+#  define SP__ENTRY_WORDS 1
+#else
+#  define SP__ENTRY_WORDS 0
+#endif
+static inline size_t stack_bytes(size_t entries) { return entries * SP__ENTRY + 1u; }
+static inline uint32_t free_count(const sp_pool *p) { return p->hot.free_top / SP__ENTRY; }
+static inline uint32_t entry_read(const unsigned char *e) {
+#if SP__ENTRY_WORDS
+    uint32_t v;
+    memcpy(&v, e, sizeof v);
+    return v & 0xFFFFFFu;
+#else
+    return (uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16;
+#endif
+}
+static inline void entry_write(unsigned char *e, uint32_t idx) {
+    e[0] = (unsigned char)idx;
+    e[1] = (unsigned char)(idx >> 8);
+    e[2] = (unsigned char)(idx >> 16);
+}
+/* Writes the entry at the top (nothing above it is kept). */
+static inline void entry_write_top(unsigned char *e, uint32_t idx) {
+#if SP__ENTRY_WORDS
+    memcpy(e, &idx, sizeof idx);
+#else
+    entry_write(e, idx);
+#endif
+}
+static inline uint32_t stack_at(const sp_pool *p, uint32_t i) { return entry_read(p->hot.stack + (size_t)i * SP__ENTRY); }
+static inline void stack_set(sp_pool *p, uint32_t i, uint32_t idx) { entry_write(p->hot.stack + (size_t)i * SP__ENTRY, idx); }
+static inline void stack_push(sp_pool *p, uint32_t idx) {
+    entry_write_top(p->hot.stack + p->hot.free_top, idx);
+    p->hot.free_top += SP__ENTRY;
+}
+static inline uint32_t stack_pop(sp_pool *p) {
+    p->hot.free_top -= SP__ENTRY;
+    return entry_read(p->hot.stack + p->hot.free_top);
+}
+
 /* ---- counts ------------------------------------------------------------------------------ */
 
 /* Members leased now: the built ones neither free nor in limbo. */
 static inline size_t pool_leased(const sp_pool *p) {
-    return p->mem.size - p->hot.free_count - p->mem.limbo;
+    return p->mem.size - free_count(p) - p->mem.limbo;
 }
 
-/* The peak, kept by the plain path as the free count below which leased is a new peak:
-   peak_leased = size - limbo - peak_free while nothing else moves. The general paths change
+/* The peak, kept by the plain path as the stack's top below which leased is a new peak:
+   peak_leased = size - limbo - peak_top / 3 while nothing else moves. The general paths change
    size, limbo and the stack; they call peak_sync before (fold what the plain path recorded into
-   peak_leased) and peak_set after (derive peak_free again, raising the peak if leased is above
+   peak_leased) and peak_set after (derive peak_top again, raising the peak if leased is above
    it). */
 static inline void peak_sync(sp_pool *p) {
     size_t base = p->mem.size - p->mem.limbo;
-    size_t seen = base > p->hot.peak_free ? base - p->hot.peak_free : 0;
+    size_t low = p->hot.peak_top / SP__ENTRY;
+    size_t seen = base > low ? base - low : 0;
     if (seen > p->act.peak_leased) p->act.peak_leased = seen;
 }
 static inline void peak_set(sp_pool *p) {
     size_t leased = pool_leased(p);
     if (leased > p->act.peak_leased) p->act.peak_leased = leased;
     size_t base = p->mem.size - p->mem.limbo;
-    p->hot.peak_free = (uint32_t)(base > p->act.peak_leased ? base - p->act.peak_leased : 0);
+    p->hot.peak_top = (uint32_t)(base > p->act.peak_leased ? base - p->act.peak_leased : 0) * SP__ENTRY;
 }
 
-/* ---- the stack of free members ----------------------------------------------------------- */
-static inline void stack_push(sp_pool *p, uint32_t idx) { p->hot.stack[p->hot.free_count++] = idx; }
-static inline uint32_t stack_pop(sp_pool *p) { return p->hot.stack[--p->hot.free_count]; }
 
 /* ---- hooks -------------------------------------------------------------------------------
    Every hook runs with the member's BUSY flag set and the pool's hook depth raised, so that it

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #define ORDERS 21u       /* a region holds at most 2^20 segments: 64 GiB */
+#define MAP_CHUNKS_MAX (SP__REGIONS_MAX * 17u) /* a region of 64 GiB lies in 17 chunks of 4 GiB */
+#define LEAF_BYTES (((size_t)1 << SP__MAP_BITS) * sizeof(_Atomic(void *)))
 #define NIL UINT32_MAX
 /* head[seg] of a block's first segment: its order + 1, and what it is now. Other segments 0. */
 #define HEAD_ORDER 0x3Fu
@@ -21,7 +23,6 @@ typedef struct region {
     uint32_t order;      /* the region is SP__SEGMENT << order bytes */
     uint8_t *head;       /* per segment */
     uint32_t *next, *prev;          /* free and cache lists, by segment number */
-    _Atomic(void *) *owner;         /* per segment: its block's owner, NULL when none */
     uint32_t free_head[ORDERS], cache_head[ORDERS];
 } region;
 
@@ -29,8 +30,10 @@ struct sp__source {
     sp__vm vm;
     sp_allocator meta; /* for the tables */
     atomic_flag lock;
-    _Atomic uint32_t region_count; /* published after the region is whole: owner lookups */
+    _Atomic uint32_t region_count; /* published after the region is whole */
     region regions[SP__REGIONS_MAX];
+    _Atomic(sp__owner_map *) map;  /* made with the first region */
+    uint32_t chunks[MAP_CHUNKS_MAX], chunk_count; /* the map's leaves: their directory entries */
     size_t reserved, cached;
     size_t next_region; /* the next region's size (the shared source doubles them) */
     bool grows;         /* the shared source: regions double; a private one reserves to need */
@@ -109,8 +112,54 @@ static void meta_free(sp__source *s, void *p, size_t size) {
     if (p) s->meta.free(p, size, s->meta.user);
 }
 
-static size_t region_meta_bytes(uint32_t segs) {
-    return (size_t)segs * (sizeof(uint8_t) + 2u * sizeof(uint32_t) + sizeof(_Atomic(void *)));
+static size_t region_meta_bytes(uint32_t segs) { return (size_t)segs * (sizeof(uint8_t) + 2u * sizeof(uint32_t)); }
+
+/* Zeroed memory of the source's virtual memory (the map's directory and leaves). */
+static void *vm_zeroed(sp__source *s, size_t size) {
+    void *m = s->vm.reserve(size, s->vm.user);
+    if (m && !s->vm.commit(m, size, s->vm.user)) {
+        s->vm.release(m, size, s->vm.user);
+        m = NULL;
+    }
+    return m;
+}
+
+/* The map's leaves for every chunk [lo, hi) lies in (under the lock). False: no memory (the
+   leaves made stay: they are empty). */
+static bool map_cover(sp__source *s, uintptr_t lo, uintptr_t hi) {
+    sp__owner_map *m = atomic_load_explicit(&s->map, memory_order_relaxed);
+    if (!m) {
+        m = (sp__owner_map *)vm_zeroed(s, sizeof *m);
+        if (!m) return false;
+        s->reserved += sizeof *m;
+        atomic_store_explicit(&s->map, m, memory_order_release);
+    }
+    for (uint64_t c = (uint64_t)lo >> 32; c <= ((uint64_t)hi - 1u) >> 32; c++) {
+        if (atomic_load_explicit(&m->leaf[c], memory_order_relaxed)) continue;
+        if (s->chunk_count == MAP_CHUNKS_MAX) return false;
+        _Atomic(void *) *leaf = (_Atomic(void *) *)vm_zeroed(s, LEAF_BYTES);
+        if (!leaf) return false;
+        s->reserved += LEAF_BYTES;
+        s->chunks[s->chunk_count++] = (uint32_t)c;
+        atomic_store_explicit(&m->leaf[c], leaf, memory_order_release);
+    }
+    return true;
+}
+
+/* The map and its leaves go (the source is going, or empty at unload). */
+static void map_release(sp__source *s) {
+    sp__owner_map *m = atomic_load_explicit(&s->map, memory_order_relaxed);
+    if (!m) return;
+    for (uint32_t i = 0; i < s->chunk_count; i++) {
+        _Atomic(void *) *leaf = atomic_load_explicit(&m->leaf[s->chunks[i]], memory_order_relaxed);
+        atomic_store_explicit(&m->leaf[s->chunks[i]], NULL, memory_order_relaxed);
+        s->vm.release(leaf, LEAF_BYTES, s->vm.user);
+        s->reserved -= LEAF_BYTES;
+    }
+    s->chunk_count = 0;
+    atomic_store_explicit(&s->map, NULL, memory_order_release);
+    s->vm.release(m, sizeof *m, s->vm.user);
+    s->reserved -= sizeof *m;
 }
 
 /* A new region that can hold a block of `order` (under the lock). False: the system refuses. */
@@ -127,7 +176,11 @@ static bool region_add(sp__source *s, uint32_t order) {
     unsigned char *raw = (unsigned char *)s->vm.reserve(raw_size, s->vm.user);
     if (!raw) return false;
     uint32_t segs = 1u << rorder;
-    unsigned char *meta = (unsigned char *)meta_alloc(s, region_meta_bytes(segs));
+    unsigned char *meta = NULL;
+    /* (the map covers addresses below 2^48: where every platform's user space lies) */
+    bool mapped = (uint64_t)((uintptr_t)raw + raw_size) >> (32u + SP__MAP_BITS) == 0 &&
+                  map_cover(s, (uintptr_t)raw, (uintptr_t)raw + raw_size);
+    if (mapped) meta = (unsigned char *)meta_alloc(s, region_meta_bytes(segs));
     if (!meta) {
         s->vm.release(raw, raw_size, s->vm.user);
         return false;
@@ -138,11 +191,9 @@ static bool region_add(sp__source *s, uint32_t order) {
     r->raw_size = raw_size;
     r->base = (unsigned char *)(((uintptr_t)raw + SP__SEGMENT - 1u) & ~(uintptr_t)(SP__SEGMENT - 1u));
     r->order = rorder;
-    r->owner = (_Atomic(void *) *)(void *)meta;
-    r->next = (uint32_t *)(void *)(meta + (size_t)segs * sizeof(_Atomic(void *)));
+    r->next = (uint32_t *)(void *)meta;
     r->prev = r->next + segs;
     r->head = (uint8_t *)(r->prev + segs);
-    for (uint32_t i = 0; i < segs; i++) atomic_init(&r->owner[i], NULL);
     memset(r->head, 0, segs);
     for (uint32_t k = 0; k < ORDERS; k++) r->free_head[k] = r->cache_head[k] = NIL;
     r->head[0] = (uint8_t)(HEAD_FREE | (rorder + 1u));
@@ -237,8 +288,9 @@ void sp__source_destroy(sp__source *s) {
     for (uint32_t i = 0; i < n; i++) {
         region *r = &s->regions[i];
         s->vm.release(r->raw, r->raw_size, s->vm.user);
-        meta_free(s, r->owner, region_meta_bytes(1u << r->order));
+        meta_free(s, r->next, region_meta_bytes(1u << r->order));
     }
+    map_release(s);
     sp_allocator a = s->meta;
     a.free(s, sizeof *s, a.user);
 }
@@ -340,18 +392,19 @@ void sp__source_decommit(sp__source *s, void *addr, size_t size) {
 }
 
 void sp__source_set_owner(sp__source *s, const sp__block *b, void *owner) {
-    uint32_t seg = 0;
-    region *r = region_of(s, b->base, &seg);
-    SP_ASSERT(r != NULL);
-    size_t segs = b->size >> SP__SEGMENT_SHIFT;
-    for (size_t i = 0; i < segs; i++) atomic_store_explicit(&r->owner[seg + i], owner, memory_order_release);
+    sp__owner_map *m = atomic_load_explicit(&s->map, memory_order_relaxed);
+    SP_ASSERT(m != NULL);
+    for (size_t off = 0; off < b->size; off += SP__SEGMENT) {
+        uint64_t a = (uint64_t)(uintptr_t)(b->base + off);
+        _Atomic(void *) *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_relaxed);
+        atomic_store_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)], owner,
+                              memory_order_release);
+    }
 }
 
-void *sp__source_owner(const sp__source *s, const void *p) {
-    uint32_t seg = 0;
-    region *r = region_of((sp__source *)(uintptr_t)s, (const unsigned char *)p, &seg);
-    return r ? atomic_load_explicit(&r->owner[seg], memory_order_acquire) : NULL;
-}
+const sp__owner_map *sp__source_map(const sp__source *s) { return atomic_load_explicit(&s->map, memory_order_acquire); }
+
+void *sp__source_owner(const sp__source *s, const void *p) { return sp__owner_at(sp__source_map(s), p); }
 
 size_t sp__source_reserved(const sp__source *s) {
     sp__source *m = (sp__source *)(uintptr_t)s; /* the lock is bookkeeping */
@@ -394,8 +447,9 @@ __attribute__((destructor)) static void shared_unload(void) {
         for (uint32_t i = 0; i < n; i++) {
             region *r = &s->regions[i];
             s->vm.release(r->raw, r->raw_size, s->vm.user);
-            meta_free(s, r->owner, region_meta_bytes(1u << r->order));
+            meta_free(s, r->next, region_meta_bytes(1u << r->order));
         }
+        map_release(s);
         s->reserved = 0;
         s->next_region = SP__REGION_MIN;
     }

@@ -10,7 +10,7 @@
      SP__SMALL_BLOCK) are committed whole, and when given back they stay committed in a cache
      (up to SP__CACHE_BYTES) for the next pool;
    - address space that grows with use: a region at a time, each twice the last;
-   - O(1) from any address to the block it lies in and the block's owner (sp__source_owner),
+   - O(1) from any address to the owner of the block it lies in (sp__owner_at: two loads),
      reading only the source's own tables: the way a pointer finds its pool without a search.
 
    The source's tables are guarded by a spinlock: taking and giving blocks is cold and short.
@@ -19,6 +19,9 @@
 #define SP_SOURCE_H
 
 #include "sp_os.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
 
 #define SP__SEGMENT_SHIFT 16u
 #define SP__SEGMENT ((size_t)1 << SP__SEGMENT_SHIFT) /* 64 KiB: the smallest block */
@@ -36,6 +39,26 @@ typedef struct sp__block {
     size_t size;
     bool committed;
 } sp__block;
+
+/* The owners of a source's segments, by address: a directory of 4 GiB chunks (address bits 32
+   to 47), each chunk a leaf with its 65,536 segments' owners (bits 16 to 31), made when a
+   region first lies in it. Both live in the source's own virtual memory, zero until written,
+   so a leaf costs a page per 32 segments in use. Regions lie below 2^48 (region_add). */
+#define SP__MAP_BITS 16u
+typedef struct sp__owner_map {
+    _Atomic(_Atomic(void *) *) leaf[(size_t)1 << SP__MAP_BITS];
+} sp__owner_map;
+
+/* The owner of the block that address p lies in, or NULL (no block, a free one, no owner, or
+   not an address of the source): lock-free. */
+static inline void *sp__owner_at(const sp__owner_map *m, const void *p) {
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    if (!m || (a >> (32u + SP__MAP_BITS)) != 0) return NULL;
+    _Atomic(void *) *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_acquire);
+    if (!leaf) return NULL;
+    return atomic_load_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)],
+                                memory_order_acquire);
+}
 
 /* The process's source (the platform's virtual memory), or NULL where there is none. */
 sp__source *sp__source_shared(void);
@@ -55,8 +78,9 @@ bool sp__source_commit(sp__source *s, void *addr, size_t size);
 void sp__source_decommit(sp__source *s, void *addr, size_t size);
 /* Marks the block's owner (a span), which sp__source_owner returns for any address in it. */
 void sp__source_set_owner(sp__source *s, const sp__block *b, void *owner);
-/* The owner of the block that address p lies in, or NULL (no block, a free one, no owner).
-   O(regions), lock-free. */
+/* The source's map of owners (sp__owner_at), NULL before its first region. */
+const sp__owner_map *sp__source_map(const sp__source *s);
+/* sp__owner_at of the source's map. */
 void *sp__source_owner(const sp__source *s, const void *p);
 /* Address space this source has reserved, in bytes (white-box and stats). */
 size_t sp__source_reserved(const sp__source *s);

@@ -72,7 +72,8 @@ void sp_stats_get(const sp_pool *pool, sp_stats *out) {
     }
     size_t leased = pool_leased(pool);
     size_t base = pool->mem.size - pool->mem.limbo;
-    size_t seen = base > pool->hot.peak_free ? base - pool->hot.peak_free : 0; /* see peak_sync */
+    size_t low = pool->hot.peak_top / SP__ENTRY;
+    size_t seen = base > low ? base - low : 0; /* see peak_sync */
     out->size = pool->mem.size;
     out->leased = leased;
     out->free = pool->mem.size - leased;
@@ -120,7 +121,9 @@ bool sp__pool_check(const sp_pool *p) {
     const sp__span *top = NULL;
     for (uint32_t k = 0; k < rec_count(p); k++) {
         const sp__span_rec *r = &p->mem.recs[k];
-        if (k && r->first != p->mem.recs[k - 1u].first + p->mem.recs[k - 1u].cap) return check_failed(p, "records");
+        if (r->first != rec_first(SP__REC_SHIFT(p), k) || r->cap > rec_range(SP__REC_SHIFT(p), k) ||
+            r->cap > SP__SLOT_LIMIT - r->first)
+            return check_failed(p, "records");
         const sp__span *s = rec_span(r);
         if (!s) continue;
         top = s;
@@ -131,7 +134,7 @@ bool sp__pool_check(const sp_pool *p) {
             if (w & (SP__BUSY | SP__RELEASING | SP__MARKED)) return check_failed(p, "flags outside a hook");
             if (st == SP__FREE || st == SP__LEASED) b++;
             if (slot_leased(p, idx, w)) leased++;
-            if (st != SP__FREE && plain_test(p, idx)) return check_failed(p, "plain bit");
+            if (st != SP__FREE && plain_test(p, idx)) return check_failed(p, "plain byte");
             if (index_of(p, s->items + (size_t)i * p->hot.stride) != idx) return check_failed(p, "index_of");
             if (word_life(w) < 1u) return check_failed(p, "life");
         }
@@ -140,8 +143,8 @@ bool sp__pool_check(const sp_pool *p) {
     }
     if (top != top_span(p)) return check_failed(p, "top span");
     /* the stack: free members, each once */
-    for (uint32_t i = 0; i < p->hot.free_count; i++) {
-        uint32_t idx = p->hot.stack[i];
+    for (uint32_t i = 0; i < free_count(p); i++) {
+        uint32_t idx = stack_at(p, i);
         const sp__span *s = span_of(p, idx);
         if (!s) return check_failed(p, "stack entry");
         uint32_t w = wload(word_in(s, idx));
@@ -149,8 +152,8 @@ bool sp__pool_check(const sp_pool *p) {
         wstore((_Atomic uint32_t *)word_in(s, idx), w | SP__MARKED); /* seen: a second entry is caught */
         free_n++;
     }
-    for (uint32_t i = 0; i < p->hot.free_count; i++) {
-        _Atomic uint32_t *w = word_at(p, p->hot.stack[i]);
+    for (uint32_t i = 0; i < free_count(p); i++) {
+        _Atomic uint32_t *w = word_at(p, stack_at(p, i));
         wstore(w, wload(w) & ~(uint32_t)SP__MARKED);
     }
     /* the lease list, in acquisition order */

@@ -262,7 +262,7 @@ void sp__ts_depot_visit(sp_pool *p, sp__tcache *c) {
     if ((uint64_t)ts->mag_size * 2u <= limit) ts->mag_size *= 2u;
 }
 
-void sp__ts_loose_push(sp_pool *p, uint32_t idx) { p->hot.stack[p->ts->loose_n++] = idx; }
+void sp__ts_loose_push(sp_pool *p, uint32_t idx) { stack_set(p, p->ts->loose_n++, idx); }
 
 /* A magazine goes back (under the lock): whole if full, else its members to the loose ones. */
 static void mag_return(sp_pool *p, sp__mag *m) {
@@ -667,7 +667,7 @@ void sp__ts_window_begin(sp_pool *p, const char *call) {
     sp__ts_note_peak(p);
     ts->win_acquired = ts->acquired + caches_sum(ts, false);
     ts->win_released = ts->released + caches_sum(ts, true);
-    p->hot.free_count = ts->loose_n;
+    p->hot.free_top = ts->loose_n * SP__ENTRY;
     ts->loose_n = 0;
     for (sp__tcache *c = ts->caches; c; c = c->next) {
         if (!c->loaded) continue; /* an orphan's, flushed to the depot */
@@ -697,8 +697,8 @@ void sp__ts_window_end(sp_pool *p) {
     ts->released += (p->hot.acquired - pool_leased(p) - p->counters.leased_disposed) - ts->win_released;
     peak_sync(p);
     if (p->act.peak_leased > ts->peak) ts->peak = p->act.peak_leased;
-    ts->loose_n = p->hot.free_count;
-    p->hot.free_count = 0;
+    ts->loose_n = free_count(p);
+    p->hot.free_top = 0;
     sp__ts_unlock(p);
 }
 

@@ -117,16 +117,13 @@ static inline void sp__ts_count(_Atomic uint64_t *c) {
 }
 
 /* The span holding slot idx, from a thread that holds the member or got idx from the pool (it
-   saw the span published): the top span first, then the records. */
+   saw the span published): its record from the index (rec_of). */
 static inline sp__span *sp__ts_span_of(const sp_pool *p, uint32_t idx) {
-    sp__span *t = atomic_load_explicit(&p->mem.top, memory_order_acquire);
-    if (SP__LIKELY(t && idx - t->first < atomic_load_explicit(&t->count, memory_order_acquire))) return t;
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
-    for (uint32_t k = 0; k < n; k++) {
-        sp__span *s = atomic_load_explicit(&p->mem.recs[k].span, memory_order_acquire);
-        if (s && idx - s->first < atomic_load_explicit(&s->count, memory_order_acquire)) return s;
-    }
-    return NULL;
+    uint32_t k = n ? rec_of(SP__REC_SHIFT(p), idx) : 0u;
+    if (k >= n) return NULL;
+    sp__span *s = atomic_load_explicit(&p->mem.recs[k].span, memory_order_acquire);
+    return s && idx - s->first < atomic_load_explicit(&s->count, memory_order_acquire) ? s : NULL;
 }
 
 #endif
