@@ -6,12 +6,12 @@
         spreport RESULTS.csv OUT.md DATADIR [META.md]
         spreport --docs|--check RESULTS.csv META.md FILE.md...
 
-    The first form writes OUT.md (tables of median ns/op with ratios to the free list and to
-    glibc, frame times, memory, steady-state allocator calls, instruction and cache-miss counts,
-    and a met / missed line per performance target with its numbers and reference; the threads
-    section and its targets come from bench_report_threads.c), and DATADIR/plots.gp with the
-    .dat files it reads, a gnuplot script that draws every plot as PNG and SVG next to OUT.md
-    (bench_report_plots.c). META.md, when given, is copied under the title (machine, compiler,
+    The first form writes OUT.md (a met / missed line per target of 0.5 with its numbers and
+    reference, from bench_report_targets.c; the threads section from bench_report_threads.c;
+    tables of ns/op with ratios to the free list and to glibc, frame times, memory,
+    steady-state allocator calls, and instruction and cache-miss counts as information), and
+    DATADIR/plots.gp with the .dat files it reads, a gnuplot script that draws every plot as
+    PNG and SVG next to OUT.md (bench_report_plots.c). META.md, when given, is copied under the title (machine, compiler,
     date). The N columns are the ones the CSV has.
     The second form rewrites (--check: compares) the generated regions of the given Markdown
     files, the documentation's tables and quoted numbers (bench_report_docs.c), so that every
@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_floors.h"
 #include "bench_report.h"
 
 typedef struct row {
@@ -89,14 +88,6 @@ static bool get(const char *workload, size_t n, size_t size, const char *impl, c
     return found;
 }
 
-/* Whether the run has any row of impl. */
-static bool any_rows(const char *impl) {
-    for (size_t i = 0; i < row_count; i++)
-        if (strcmp(rows[i].impl, impl) == 0) return true;
-    return false;
-}
-
-
 static bool has_impl(const char *workload, size_t size, const char *impl) {
     for (size_t i = 0; i < row_count; i++)
         if (rows[i].size == size && strcmp(rows[i].workload, workload) == 0 &&
@@ -142,6 +133,12 @@ static void fmt_ns(char *buf, size_t cap, double v) {
 bool report_get(const char *workload, size_t n, size_t size, const char *impl, const char *metric,
                 double *out) {
     return get(workload, n, size, impl, metric, out);
+}
+
+void report_each_row(const char *workload, const char *metric, report_row_fn *fn, void *ctx) {
+    for (size_t i = 0; i < row_count; i++)
+        if (strcmp(rows[i].workload, workload) == 0 && strcmp(rows[i].metric, metric) == 0)
+            fn(rows[i].impl, rows[i].n, rows[i].size, rows[i].value, ctx);
 }
 
 bool report_has(const char *workload, size_t size, const char *impl) {
@@ -289,7 +286,8 @@ static void instr_table(FILE *md) {
                 "only (callgrind `--toggle-collect`: the loop around the calls is not counted; "
                 "in brackets the whole loop body). D1 / LL: data cache misses per pair inside "
                 "the functions at 1M live, from callgrind's cache simulation (32 KiB L1, 32 MiB "
-                "LL) warmed by the same loop. Exact: the same binary gives the same counts.\n\n"
+                "LL) warmed by the same loop. Exact: the same binary gives the same counts. "
+                "Information, not targets: wall clock judges (above).\n\n"
                 "| implementation | LIFO 1k | churn 1k | churn 100k | churn 1M | D1 / LL misses, churn 1M |\n"
                 "|---|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < INSTR_IMPLS; i++) {
@@ -342,266 +340,6 @@ static void instr_table(FILE *md) {
     if (get("instr", 1000, 64, "spawnpool", "instr_per_resolve", &inl))
         fprintf(md, "| sp_resolve inlined in the caller's loop (the loop with it less the loop "
                     "without it), 1000 live, 1 handle in 8 stale | %.1f | |\n", inl);
-}
-
-/* ---------------------------------------------------------------------------------------------
-   Targets (0.3): one line each, met or missed, with the numbers and the reference.
-   ------------------------------------------------------------------------------------------ */
-
-static void verdict(FILE *md, const char *target, bool have, bool pass, const char *detail) {
-    fprintf(md, "| %s | %s | %s |\n", target, !have ? "no data" : pass ? "met" : "**missed**",
-            detail);
-}
-
-typedef struct worst_cell {
-    double ratio, subject_ns, peer_ns;
-    double best; /* the other extreme: the best cell's ratio */
-    char where[64];
-    size_t cells, failing; /* cells compared, cells that miss the limit */
-} worst_cell;
-
-/* The worst cell of subject against peer over the timed workloads (lifo, churn, fifo), every
-   size and N: the highest subject/peer (the lowest peer/subject when speedup). */
-static bool worst_ratio(const char *subject, const char *peer, bool speedup, double limit,
-                        const char *metric, worst_cell *w) {
-    static const char *const workloads[] = {"lifo", "churn", "fifo"};
-    static const size_t sizes[] = {16, 64, 256};
-    memset(w, 0, sizeof *w);
-    for (size_t k = 0; k < 3; k++)
-        for (size_t s = 0; s < 3; s++) {
-            size_t ns[N_MAX], n_count = ns_of(workloads[k], sizes[s], ns);
-            for (size_t j = 0; j < n_count; j++) {
-                double sp = 0, p = 0;
-                if (!get(workloads[k], ns[j], sizes[s], subject, metric, &sp) ||
-                    !get(workloads[k], ns[j], sizes[s], peer, metric, &p) || sp <= 0 || p <= 0)
-                    continue;
-                double r = speedup ? p / sp : sp / p;
-                if (speedup ? r < limit : r > limit) w->failing++;
-                if (w->cells == 0 || (speedup ? r > w->best : r < w->best)) w->best = r;
-                if (w->cells == 0 || (speedup ? r < w->ratio : r > w->ratio)) {
-                    w->ratio = r, w->subject_ns = sp, w->peer_ns = p;
-                    snprintf(w->where, sizeof w->where, "%s %s %zu B", workloads[k],
-                             n_label(ns[j]), sizes[s]);
-                }
-                w->cells++;
-            }
-        }
-    return w->cells > 0;
-}
-
-/* The spawnpool rows a peer is compared with: those measured in the peer's own process,
-   "spawnpool@<peer>" (tag "@<peer>"), when the run has them (see emit in bench_main.c), else the
-   main process's (tag ""). True when the peer ran apart. */
-static bool subject_for(const char *peer, char tag[48], char subject[64]) {
-    snprintf(tag, 48, "@%s", peer);
-    snprintf(subject, 64, "spawnpool%s", tag);
-    if (any_rows(subject)) return true;
-    tag[0] = '\0';
-    snprintf(subject, 64, "spawnpool");
-    return false;
-}
-
-bool report_versus_peer(const char *peer, report_versus *out) {
-    char tag[48], subject[64];
-    worst_cell w;
-    subject_for(peer, tag, subject);
-    memset(out, 0, sizeof *out);
-    if (!worst_ratio(subject, peer, true, 1.0, "ns_per_op_min", &w)) return false;
-    out->cells = w.cells, out->peer_faster = w.failing, out->worst = w.ratio, out->best = w.best;
-    snprintf(out->where, sizeof out->where, "%s", w.where);
-    return true;
-}
-
-/* A wall-clock target over every lifo, churn and fifo cell, on the minimum of the repeats;
-   the worst cell on medians beside it. */
-static void time_target(FILE *md, const char *target, const char *peer, bool speedup, double limit) {
-    worst_cell w, m;
-    char detail[640];
-    /* A peer that ran in a process of its own (jemalloc) is judged against the rows of that
-       process. */
-    char tag[48], subject[64];
-    bool apart = subject_for(peer, tag, subject);
-    bool have = worst_ratio(subject, peer, speedup, limit, "ns_per_op_min", &w);
-    worst_ratio(subject, peer, speedup, limit, "ns_per_op_median", &m);
-    int len = snprintf(detail, sizeof detail,
-                       "worst %s %.2fx (%s: spawnpool %.1f ns, %s %.1f ns); %zu of %zu cells miss; "
-                       "on medians %.2fx (%s)",
-                       speedup ? "speed-up" : "ratio", w.ratio, w.where, w.subject_ns, peer,
-                       w.peer_ns, w.failing, w.cells, m.ratio, m.where);
-    /* Against a peer, what the floors and the other checked layout do on the same cells: a
-       cell that the bare free list misses too is out of any pool's reach; one that a checked
-       layout makes is within a checked pool's. */
-    static const char *const floors[] = {BENCH_FLOORS};
-    for (size_t i = 0; speedup && i < sizeof floors / sizeof floors[0]; i++) {
-        worst_cell f;
-        char floor[64];
-        snprintf(floor, sizeof floor, "%s%s", floors[i], tag);
-        if (len < 0 || (size_t)len >= sizeof detail ||
-            !worst_ratio(floor, peer, speedup, limit, "ns_per_op_min", &f))
-            continue;
-        len += snprintf(detail + len, sizeof detail - (size_t)len, "%s%s misses %zu", i ? ", " : "; ",
-                        floors[i], f.failing);
-    }
-    if (apart && len > 0 && (size_t)len < sizeof detail)
-        snprintf(detail + len, sizeof detail - (size_t)len,
-                 " (%s ran in a process of its own: judged against spawnpool and the floors "
-                 "measured in that process)", peer);
-    verdict(md, target, have, have && w.failing == 0, have ? detail : "run make bench");
-}
-
-/* An instruction target of spawnpool's default pool: every cell under the limit. */
-static void instr_target(FILE *md) {
-    static const struct {
-        const char *metric, *label;
-        size_t n;
-    } cells[] = {
-        {"instr_per_pair_lifo", "LIFO 1k", 1000},
-        {"instr_per_pair", "pair", 1000},
-        {"instr_per_pair_churn", "churn 1k", 1000},
-        {"instr_per_pair_churn", "churn 100k", 100000},
-        {"instr_per_pair_churn", "churn 1M", 1000000},
-    };
-    char detail[512];
-    size_t len = 0;
-    bool have = false, pass = true;
-    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
-        double v = 0, ck = 0, fl = 0;
-        if (!get("instr", cells[i].n, 64, "spawnpool", cells[i].metric, &v)) continue;
-        have = true;
-        if (v > 40.0) pass = false;
-        bool has_ck = get("instr", cells[i].n, 64, "checked_side", cells[i].metric, &ck);
-        bool has_fl = get("instr", cells[i].n, 64, "freelist", cells[i].metric, &fl);
-        int wrote = snprintf(detail + len, sizeof detail - len, "%s%s %.1f", len ? "; " : "",
-                             cells[i].label, v);
-        if (wrote > 0 && (size_t)wrote < sizeof detail - len) len += (size_t)wrote;
-        if (has_ck || has_fl) {
-            wrote = snprintf(detail + len, sizeof detail - len, " (checked_side %.1f, freelist %.1f)",
-                             has_ck ? ck : NAN, has_fl ? fl : NAN);
-            if (wrote > 0 && (size_t)wrote < sizeof detail - len) len += (size_t)wrote;
-        }
-    }
-    verdict(md, "At most 40 instructions per acquire + release pair (LIFO; churn 1k, 100k, 1M)",
-            have, pass, have ? detail : "run make bench-instr");
-}
-
-/* Acquisition order against memory order, per pair: the worst of LIFO and churn. */
-static void ordered_target(FILE *md) {
-    static const size_t ns[] = {1000, 1000, 100000, 1000000};
-    double worst = 0, o_worst = 0, m_worst = 0;
-    char where[32] = "";
-    bool have = false;
-    for (size_t i = 0; i < 4; i++) {
-        const char *metric = i == 0 ? "instr_per_pair_lifo" : "instr_per_pair_churn";
-        double o = 0, m = 0;
-        if (!get("instr", ns[i], 64, "spawnpool_ordered", metric, &o) ||
-            !get("instr", ns[i], 64, "spawnpool", metric, &m) || m <= 0)
-            continue;
-        if (!have || o / m > worst) {
-            worst = o / m, o_worst = o, m_worst = m;
-            snprintf(where, sizeof where, "%s %s", i == 0 ? "LIFO" : "churn", n_label(ns[i]));
-        }
-        have = true;
-    }
-    char detail[256];
-    snprintf(detail, sizeof detail, "worst %.2fx (%s: %.1f acquisition order against %.1f memory order)",
-             worst, where, o_worst, m_worst);
-    verdict(md, "Acquisition-order pool at most 1.5x the instructions of memory order per pair",
-            have, have && worst <= 1.5, have ? detail : "run make bench-instr");
-}
-
-static void targets(FILE *md) {
-    char detail[384];
-    double a = 0, b = 0;
-    fprintf(md, "\n## Targets\n\nThe 0.3 performance targets, for the default pool "
-                "as users create it (`initial = 0`, grown by acquisition, memory order, no "
-                "hooks). Instruction and cache-miss targets come from `make bench-instr` "
-                "(callgrind, exact); wall-clock targets from `make bench`, judged on the minimum "
-                "over the repeats, over every LIFO, random churn and FIFO cell (every N and "
-                "object size measured; ratios from one run), the worst cell on medians beside "
-                "it. Each line gives the reference it is judged against.\n\n"
-                "| target | result | numbers |\n|---|---|---|\n");
-    instr_target(md);
-
-    bool have = get("instr", 1000, 64, "spawnpool", "instr_per_resolve", &a);
-    if (!get("instr", 0, 64, "spawnpool", "instr_per_resolve_call", &b)) b = NAN;
-    snprintf(detail, sizeof detail, "%.1f per resolve inlined in the caller's loop (as sokol's "
-                                    "lookup is measured); %.1f in a function of its own (1000 "
-                                    "live, 1 handle in 8 stale)", a, b);
-    verdict(md, "At most 12 instructions per sp_resolve", have, have && a <= 12.0,
-            have ? detail : "run make bench-instr");
-
-    have = get("instr", 1000000, 64, "spawnpool", "d1_miss_per_pair_churn", &a) &&
-           get("instr", 1000000, 64, "checked_side", "d1_miss_per_pair_churn", &b);
-    double fl = NAN;
-    if (!get("instr", 1000000, 64, "freelist", "d1_miss_per_pair_churn", &fl)) fl = NAN;
-    snprintf(detail, sizeof detail, "%.2f D1 misses per pair against checked_side's %.2f "
-                                    "(bare free list %.2f)", a, b, fl);
-    verdict(md, "D1 misses per op at random churn, 1M live, no higher than the checked free list's",
-            have, have && a <= b, have ? detail : "run make bench-instr");
-
-    time_target(md, "Wall clock within 1.15x of the checked free list (checked_side)",
-                "checked_side", false, 1.15);
-    static const char *const peers[] = {"glibc", "mimalloc", "tcmalloc", "jemalloc", "gslice"};
-    for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
-        char target[96];
-        snprintf(target, sizeof target, "Faster than %s in every cell", peers[i]);
-        time_target(md, target, peers[i], true, 1.0);
-    }
-    time_target(md, "At least 1.5x faster than glibc in every cell", "glibc", true, 1.5);
-
-    ordered_target(md);
-
-    static const size_t sizes[] = {16, 64, 256};
-    bool mem_have = false, mem_ok = true, reserved = false;
-    int len = snprintf(detail, sizeof detail, "bookkeeping per member at 1M:");
-    for (size_t s = 0; s < 3; s++)
-        if (get("memory", 1000000, sizes[s], "spawnpool", "overhead_per_member", &a)) {
-            mem_have = true;
-            /* 8 bytes a member plus the pool's fixed records spread over 1M (~0.001 B). */
-            if (a > 8.01) mem_ok = false;
-            if (len > 0 && (size_t)len < sizeof detail)
-                len += snprintf(detail + len, sizeof detail - (size_t)len, " %.3f B at %zu B;", a,
-                                sizes[s]);
-        }
-    verdict(md, "Bookkeeping at most 8 bytes a member in memory order", mem_have, mem_ok,
-            mem_have ? detail : "run make bench");
-
-    /* Reserved address space beside committed bytes: the memory workload's
-       reserved_bytes_per_member column, once the pool's stats report it. */
-    len = snprintf(detail, sizeof detail, "reserved / committed bytes per member at 1M:");
-    for (size_t s = 0; s < 3; s++)
-        if (get("memory", 1000000, sizes[s], "spawnpool", "reserved_bytes_per_member", &a) &&
-            get("memory", 1000000, sizes[s], "spawnpool", "bytes_per_member", &b)) {
-            reserved = true;
-            if (len > 0 && (size_t)len < sizeof detail)
-                len += snprintf(detail + len, sizeof detail - (size_t)len, " %.1f / %.1f B at %zu B;",
-                                a, b, sizes[s]);
-        }
-    verdict(md, "Reserved address space reported apart from committed bytes", reserved, reserved,
-            reserved ? detail : "the memory workload has no reserved_bytes_per_member column");
-
-    /* Standing targets of earlier versions that 0.3 keeps. */
-    have = get("reclaim", 1000, 64, "spawnpool_reclaim", "ns_per_op_min", &a) &&
-           get("reclaim", 1000000, 64, "spawnpool_reclaim", "ns_per_op_min", &b);
-    double r1 = 0, r2 = 0;
-    bool ref = get("reclaim", 1000, 64, "array_order", "ns_per_op_min", &r1) &&
-               get("reclaim", 1000000, 64, "array_order", "ns_per_op_min", &r2);
-    snprintf(detail, sizeof detail, "%.2f ns at 1k, %.2f ns at 1M: %.2fx (array reference: %.0fx)",
-             a, b, have ? b / a : 0.0, ref ? r2 / r1 : 0.0);
-    verdict(md, "Reclaim-oldest at 1M within 1.5x of 1k (standing)", have, have && b / a <= 1.5,
-            have ? detail : "run make bench");
-
-    bool steady_have = false, steady_ok = true;
-    double steady_max = 0;
-    for (size_t i = 0; i < row_count; i++)
-        if (strcmp(rows[i].workload, "steady") == 0) {
-            steady_have = true;
-            if (rows[i].value != 0) steady_ok = false;
-            if (rows[i].value > steady_max) steady_max = rows[i].value;
-        }
-    snprintf(detail, sizeof detail, "most calls in any steady run: %.0f", steady_max);
-    verdict(md, "Zero allocator calls in steady state (standing)", steady_have, steady_ok,
-            steady_have ? detail : "run make bench");
 }
 
 int main(int argc, char **argv) {
@@ -663,7 +401,7 @@ int main(int argc, char **argv) {
             "- Peers: `boost_pool` (boost::pool<>), `gslice` (GLib's slice allocator), "
             "`glibc`, `mimalloc`, `tcmalloc`, `jemalloc` (malloc/free of each); `sp_dense` the "
             "packed dense pool.\n");
-    targets(md);
+    report_targets(md);
     report_threads(md);
     fprintf(md, "\n## Time per operation\n\nEach cell: median · minimum ns per op over the "
                 "repeats; in brackets the minimum's ratio to the bare free list's / to glibc "

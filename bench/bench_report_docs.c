@@ -19,15 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_floors.h"
 #include "bench_report.h"
 
 /* The rivals of the tables, in column order: the malloc allocators, then the other pools. */
 static const char *const peers[] = {"glibc", "mimalloc", "tcmalloc", "jemalloc", "gslice",
                                     "boost_pool"};
 enum { PEERS = sizeof peers / sizeof peers[0] };
-/* The floors the docs name (latest.md counts every floor): a free list with no checks, and one
-   that checks its releases as a pool must. */
-static const char *const doc_floors[] = {"freelist", "checked_side"};
+/* The floors the docs name (latest.md's targets count them): a free list with no checks, and the
+   two that check their releases with a state bit or a byte a member beside an index stack. */
+static const char *const doc_floors[] = {BENCH_TARGET_FLOORS};
+enum { DOC_FLOORS = sizeof doc_floors / sizeof doc_floors[0] };
 static const size_t sizes[] = {16, 64, 256};
 
 static const char *meta_path;
@@ -94,7 +96,7 @@ static bool region_versus(FILE *md) {
     fprintf(md, "| against | cells where spawnpool is faster | their time / spawnpool's | "
                 "spawnpool's worst cell |\n|---|---:|---:|---|\n");
     bool any = false;
-    for (size_t i = 0; i < PEERS + 2; i++) {
+    for (size_t i = 0; i < PEERS + DOC_FLOORS; i++) {
         const char *peer = i < PEERS ? peers[i] : doc_floors[i - PEERS];
         report_versus v;
         if (!report_versus_peer(peer, &v)) continue;
@@ -106,12 +108,24 @@ static bool region_versus(FILE *md) {
     return any;
 }
 
+/* The faster of the checked floors in a cell (the reference of 0.5's first target). */
+static bool checked_floor(const char *w, size_t n, size_t size, double *out) {
+    bool any = false;
+    for (size_t i = 1; i < DOC_FLOORS; i++) {
+        double v;
+        if (report_get(w, n, size, doc_floors[i], "ns_per_op_min", &v) && (!any || v < *out))
+            *out = v, any = true;
+    }
+    return any;
+}
+
 /* The timing table of lifo, churn or fifo: a row per size and N. */
 static bool timing(FILE *md, const char *w) {
     size_t rows = 0;
-    fprintf(md, "| live | size | spawnpool, ns | %s, ns |", report_label(doc_floors[0]));
+    fprintf(md, "| live | size | spawnpool, ns | %s, ns | checked floor, ns |",
+            report_label(doc_floors[0]));
     for (size_t p = 0; p < PEERS; p++) fprintf(md, " %s |", report_label(peers[p]));
-    fprintf(md, "\n|---:|---:|---:|---:|");
+    fprintf(md, "\n|---:|---:|---:|---:|---:|");
     for (size_t p = 0; p < PEERS; p++) fprintf(md, "---:|");
     fprintf(md, "\n");
     for (size_t s = 0; s < 3; s++) {
@@ -122,6 +136,8 @@ static bool timing(FILE *md, const char *w) {
             fprintf(md, "| %s | %zu B |", report_n_label(ns[k]), sizes[s]);
             ns_cell(md, sp);
             if (report_get(w, ns[k], sizes[s], doc_floors[0], "ns_per_op_min", &fl)) ns_cell(md, fl);
+            else fprintf(md, " - |");
+            if (checked_floor(w, ns[k], sizes[s], &fl)) ns_cell(md, fl);
             else fprintf(md, " - |");
             for (size_t p = 0; p < PEERS; p++) ratio_cell(md, w, ns[k], sizes[s], peers[p]);
             fprintf(md, "\n");
@@ -222,8 +238,9 @@ static bool region_frame(FILE *md) {
 }
 
 static bool region_memory(FILE *md) {
-    static const char *const impls[] = {"spawnpool", "freelist", "checked_side", "glibc",
-                                        "mimalloc", "tcmalloc", "jemalloc", "gslice", "boost_pool"};
+    static const char *const impls[] = {"spawnpool", "freelist", "checked_plan",
+                                        "checked_plan_byte", "glibc", "mimalloc", "tcmalloc",
+                                        "jemalloc", "gslice", "boost_pool"};
     bool any = false;
     fprintf(md, "| implementation | 16 B members | 64 B | 256 B |\n|---|---:|---:|---:|\n");
     for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++) {

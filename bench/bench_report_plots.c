@@ -38,6 +38,8 @@ static const struct {
     {"freelist", "#000000", "bare free list"},
     {"array_order", "#7f7f7f", "array, O(n) removal"},
     {"checked_side", "#555555", "free list checking releases"},
+    {"checked_plan", "#555555", "checked free list, state bit"},
+    {"checked_plan_byte", "#555555", "checked free list, state byte"},
     {"spawnpool_ts", "#d62728", "spawnpool, thread-safe pool"},
     {"checked_cas", "#555555", "checked free list, a CAS a release (floor)"},
     {"spawnpool_mutex", "#ff7f0e", "spawnpool behind a mutex"},

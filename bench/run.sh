@@ -86,6 +86,9 @@ fi
 # shellcheck disable=SC2054 # the commas are spbench's list syntax
 churn_ns=(--n 1000,4000,16000,64000,256000,1000000)
 steps=(lifo churn fifo reclaim resolve iterate frame memory steady dense)
+# What an embedding library does (bench/bench_embed.c): worlds of 53 pools made and torn down,
+# many live pools, thread-safe pools in turn.
+steps+=(embed)
 # The threads workloads (bench/bench_threads.c): 1, 2, 4 and 8 threads on one shared pool.
 steps+=(threads_local threads_cross threads_mixed)
 if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
@@ -105,7 +108,7 @@ durations=$results/durations-$mode.txt
 declare -A took=()
 # Relative lengths of the steps (a quick run on a 2-core machine), for a first run's estimate.
 declare -A weight=([lifo]=12 [churn]=6 [fifo]=2 [reclaim]=1 [resolve]=1 [iterate]=8 [frame]=8
-                   [memory]=6 [steady]=1 [dense]=3 [threads_local]=2 [threads_cross]=4
+                   [memory]=6 [steady]=1 [dense]=3 [embed]=1 [threads_local]=2 [threads_cross]=4
                    [threads_mixed]=3 [instr]=10)
 if [ -f "$durations" ]; then
   while read -r step secs; do took[$step]=$secs; done < "$durations"
