@@ -133,7 +133,7 @@ int sp__dense_check(const sp_dense *d) {
 }
 
 /* Sets the life counter of the live element at index, so tests can reach retirement without
-   2^28 removes. */
+   2^23 removes (SP_DENSE_LIFE_MAX lives). */
 void sp__dense_set_life(sp_dense *d, size_t index, uint32_t life) {
     SP_ASSERT(index < d->count && life >= 1 && life <= SP_DENSE_LIFE_MAX);
     d->slots[d->back[index]].life = life;
