@@ -110,6 +110,9 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         }
     }
     memset(d, 0, sizeof *d);
+#if SP_DEBUG
+    sp__one_thread_init(&d->one);
+#endif
     d->counters.grow_warn_at = 1;
     memcpy(d->name, name, sh.name_len);
     d->name[sh.name_len] = '\0';
@@ -169,7 +172,14 @@ static uint32_t dense_highest_life(const sp_dense *d) {
 }
 
 void sp_dense_destroy(sp_dense *d) {
-    if (!d || dense_refused_busy(d, "sp_dense_destroy")) return;
+    if (!d) return;
+#if SP_DEBUG
+    /* a check, not an entry: the pool is gone when the call ends */
+    int in = dense_dbg_enter(d, "sp_dense_destroy");
+    if (in < 0) return;
+    if (in > 0) dense_dbg_leave(d);
+#endif
+    if (dense_refused_busy(d, "sp_dense_destroy")) return;
     sp__tag_release(d->tag, dense_highest_life(d));
     if (d->fixed) return;
     sp_allocator a = d->allocator;
@@ -183,6 +193,7 @@ size_t sp_dense_clear(sp_dense *d) {
         sp__null_pool("sp_dense_clear");
         return 0;
     }
+    SP__DENSE_ONE_THREAD(d, "sp_dense_clear", size_t, 0, sp_dense_clear(d));
     if (dense_refused_busy(d, "sp_dense_clear")) return 0;
     size_t n = d->count;
     for (size_t i = 0; i < n; i++) dense_slot_end_life(d, d->back[i]);
@@ -197,6 +208,7 @@ size_t sp_dense_reserve(sp_dense *d, size_t n) {
         sp__null_pool("sp_dense_reserve");
         return 0;
     }
+    SP__DENSE_ONE_THREAD(d, "sp_dense_reserve", size_t, 0, sp_dense_reserve(d, n));
     size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? d->items_max : d->limit;
     if (n > ceiling) n = ceiling;
     if (n > d->cap && !d->fixed && sp__dense_grow(d, n)) sp__dense_grow_warn(d);

@@ -103,6 +103,9 @@ struct sp_dense {
                               a clear; grow_warn_at: the next grown_past_max that warns) */
     int busy;              /* callbacks of this pool running (on_move, the logger): destroy and
                               clear are refused while it is above 0 */
+#if SP_DEBUG
+    sp__one_thread one;    /* the thread inside a call now: two at once is misuse */
+#endif
     char name[];         /* copied from the desc, NUL-terminated */
 };
 
@@ -114,6 +117,21 @@ static inline size_t dense_align_up(size_t n, size_t align) { return (n + align 
    on_move: while it runs the pool is busy, so that destroying or clearing it from there is
    refused. */
 void sp__dense_log(const sp_dense *d, sp__msg msg, ...);
+
+/* ---- one thread at a time (debug builds; the mechanism is sp_pool's, in debug.c) ----------
+   At the top of the calls that change a pool, after their NULL check: a call while another
+   thread is inside one is refused (`refused`: what the call returns for a NULL pool), with a
+   line. The queries are not checked, as sp_pool's are not. */
+#if SP_DEBUG
+static inline int dense_dbg_enter(sp_dense *d, const char *call) {
+    return sp__one_thread_enter(&d->one, &d->logger, d->name, SP__MSG_DENSE_TWO_THREADS, call);
+}
+static inline void dense_dbg_leave(sp_dense *d) { sp__one_thread_leave(&d->one); }
+#  define SP__DENSE_ONE_THREAD(d, name, type, refused, again)                                     \
+      SP__ONE_THREAD_CALL(dense_dbg_enter((d), (name)), dense_dbg_leave(d), type, refused, again)
+#else
+#  define SP__DENSE_ONE_THREAD(d, name, type, refused, again) ((void)0)
+#endif
 
 /* ---- sizes and layout (dense_layout.c) ---------------------------------------------------- */
 
