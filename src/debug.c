@@ -4,7 +4,8 @@
    it: here free members are poisoned for ASan (manual poisoning interface) and made no-access
    for valgrind (memcheck client requests), and where neither watches, a checksum taken at
    release and verified at the next acquisition catches a write-after-release. Contents are
-   never destroyed, except by the SP_DEBUG=2 fill of pools without a `create` hook. */
+   never destroyed, except by the SP_DEBUG=2 fill of pools without a `create` hook. And the check
+   that one thread at a time is inside a pool (or an sp_dense) that takes one. */
 #include "pool_internal.h"
 #include "threads.h"
 
@@ -106,22 +107,36 @@ void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, size_t item_siz
 /* The calling thread's token: the address of a thread-local, unique among live threads. */
 static _Thread_local char tl_self;
 
-int sp__dbg_enter(sp_pool *p, const char *call) {
-    if (!p || (p->ts && !sp__ts_windowed(p))) return 0; /* thread-safe, outside a window: any thread */
+void sp__one_thread_init(sp__one_thread *t) {
+    atomic_init(&t->inside, (uintptr_t)0);
+    atomic_init(&t->overlaps, 0u);
+}
+
+int sp__one_thread_enter(sp__one_thread *t, const sp_logger *logger, const char *name, sp__msg msg,
+                         const char *call) {
     uintptr_t self = (uintptr_t)&tl_self, inside = 0;
-    if (atomic_compare_exchange_strong_explicit(&p->act.inside, &inside, self, memory_order_acquire,
+    if (atomic_compare_exchange_strong_explicit(&t->inside, &inside, self, memory_order_acquire,
                                                 memory_order_relaxed))
         return 1;
     if (inside == self) return 0;
-    /* Not sp__log: it counts the logger as a hook of the pool (hook_depth), which is the other
-       thread's to change now. The name and the logger are set once, at creation. */
-    uint64_t n = atomic_fetch_add_explicit(&p->act.overlaps, 1u, memory_order_relaxed) + 1u;
-    if (sp__worth_a_line(n))
-        sp__log_to(&p->cfg.logger, p->name, p->ts ? SP__MSG_TS_OVERLAP : SP__MSG_TWO_THREADS, call,
-                   (unsigned long long)n);
+    /* Not the object's own log function: those count the logger as one of its callbacks
+       (hook_depth, busy), which is the other thread's to change now. The name and the logger
+       are set once, at creation. */
+    uint64_t n = atomic_fetch_add_explicit(&t->overlaps, 1u, memory_order_relaxed) + 1u;
+    if (sp__worth_a_line(n)) sp__log_to(logger, name, msg, call, (unsigned long long)n);
     return -1;
 }
 
-void sp__dbg_leave(sp_pool *p) { atomic_store_explicit(&p->act.inside, (uintptr_t)0, memory_order_release); }
+void sp__one_thread_leave(sp__one_thread *t) {
+    atomic_store_explicit(&t->inside, (uintptr_t)0, memory_order_release);
+}
+
+int sp__dbg_enter(sp_pool *p, const char *call) {
+    if (!p || (p->ts && !sp__ts_windowed(p))) return 0; /* thread-safe, outside a window: any thread */
+    return sp__one_thread_enter(&p->act.one, &p->cfg.logger, p->name,
+                                p->ts ? SP__MSG_TS_OVERLAP : SP__MSG_TWO_THREADS, call);
+}
+
+void sp__dbg_leave(sp_pool *p) { sp__one_thread_leave(&p->act.one); }
 
 #endif /* SP_DEBUG */

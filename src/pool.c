@@ -242,8 +242,7 @@ static void pool_setup(sp_pool *p, const sp_desc *d, const sp__layout *l, const 
     p->mem.hole_cursor = SP__NIL;
     p->counters.grow_warn_at = 1;
 #if SP_DEBUG
-    atomic_init(&p->act.inside, (uintptr_t)0);
-    atomic_init(&p->act.overlaps, 0u);
+    sp__one_thread_init(&p->act.one);
 #endif
     const char *n = name ? name : "";
     size_t len = strlen(n), full = len;

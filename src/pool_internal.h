@@ -199,8 +199,7 @@ typedef struct sp__activity {
     uint32_t lease_head, lease_tail; /* acquisition order: oldest and newest lease */
     uint64_t stamp_origin;   /* acquisition stamps rank as stamp - origin (see stamps_fresh) */
 #if SP_DEBUG
-    _Atomic uintptr_t inside;   /* the thread inside a call now (0: none): two at once is misuse */
-    _Atomic uint64_t overlaps;  /* calls refused for it, for the rate-limited line */
+    sp__one_thread one; /* the thread inside a call now: two at once is misuse */
 #endif
 } sp__activity;
 

@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#if SP_DEBUG
+#  include <stdatomic.h> /* sp__one_thread */
+#endif
 
 /* Programmer errors the library cannot survive (a corrupted pool). Override to hook your own. */
 #ifndef SP_ASSERT
@@ -150,6 +153,10 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
       "%s while another thread is inside a call on this thread-safe pool that needs quiescence: "  \
       "refused (%llu so far)")                                                                      \
     X(MSG_CHECK_FAILED, SP_LOG_ERROR, "sp__pool_check: %s is not consistent")                      \
+    X(MSG_DENSE_TWO_THREADS, SP_LOG_ERROR,                                                         \
+      "%s while another thread is inside a call on this pool: refused (a dense pool takes one "    \
+      "thread at a time: give each thread its own, or serialise the calls with a lock) "          \
+      "(%llu so far)")                                                                              \
     X(MSG_DENSE_BUSY, SP_LOG_WARN, "%s called from this pool's on_move or logger: refused")        \
     X(MSG_DENSE_GROWN, SP_LOG_WARN, "grew past max (%zu) to %zu elements (%llu places past it)")   \
     X(MSG_DENSE_NOMEM_SLOTS, SP_LOG_ERROR, "out of memory growing the slot table to %zu slots")    \
@@ -279,26 +286,41 @@ void sp__dbg_leasing(const sp_pool *p, sp__dbg *rec, void *item, size_t item_siz
 /* Memory that no live member occupies / that is used again. */
 void sp__dbg_poison(void *mem, size_t size);
 void sp__dbg_unpoison(void *mem, size_t size);
-/* One thread at a time inside a pool that is not thread-safe (or inside a thread-safe one's
-   window). 1: the calling thread entered (sp__dbg_leave when its call ends); 0: it is inside
-   already (a callback's call), or the pool takes any thread; -1: another thread is inside:
-   refused, with a line (the first, then at each power of two), logged without touching the
-   pool's state. */
+/* One thread at a time inside an object that takes one (a pool that is not thread-safe, a
+   thread-safe one's window, an sp_dense): the thread inside a call now, and the calls refused
+   for it. */
+typedef struct sp__one_thread {
+    _Atomic uintptr_t inside;  /* the calling thread's token (0: none) */
+    _Atomic uint64_t overlaps; /* calls refused, for the rate-limited line */
+} sp__one_thread;
+void sp__one_thread_init(sp__one_thread *t);
+/* 1: the calling thread entered (sp__one_thread_leave when its call ends); 0: it is inside
+   already (a callback's call); -1: another thread is inside: refused, with line msg (`call`
+   and the count) through logger under name (the first, then at each power of two), so the
+   caller must read nothing of the object's state. */
+int sp__one_thread_enter(sp__one_thread *t, const sp_logger *logger, const char *name, sp__msg msg,
+                         const char *call);
+void sp__one_thread_leave(sp__one_thread *t);
+/* A pool's check: sp__one_thread_enter, or 0 for a thread-safe pool outside a window (any
+   thread may call it then). */
 int sp__dbg_enter(sp_pool *p, const char *call);
 void sp__dbg_leave(sp_pool *p);
-/* At the top of a public call: it enters, makes itself again (`again`, which finds its thread
-   inside and runs) and leaves; when another thread is inside, it returns `refused`. Nothing
-   with SP_DEBUG=0. */
-#  define SP__ONE_THREAD(p, name, type, refused, again)                                           \
+/* At the top of a public call: `enter` (1, 0 or -1 as sp__one_thread_enter) decides; when the
+   calling thread entered, the call makes itself again (`again`, which finds its thread inside
+   and runs) and runs `leave`; when another thread is inside, it returns `refused`. */
+#  define SP__ONE_THREAD_CALL(enter, leave, type, refused, again)                                 \
       do {                                                                                        \
-          int in_ = sp__dbg_enter((p), (name));                                                   \
+          int in_ = (enter);                                                                      \
           if (in_ < 0) return refused;                                                            \
           if (in_ > 0) {                                                                          \
               type r_ = again;                                                                    \
-              sp__dbg_leave(p);                                                                   \
+              leave;                                                                              \
               return r_;                                                                          \
           }                                                                                       \
       } while (0)
+/* The same for a pool. Nothing with SP_DEBUG=0. */
+#  define SP__ONE_THREAD(p, name, type, refused, again)                                           \
+      SP__ONE_THREAD_CALL(sp__dbg_enter((p), (name)), sp__dbg_leave(p), type, refused, again)
 #else
 #  define SP__DBG_BYTES ((size_t)0)
 #  define SP__ONE_THREAD(p, name, type, refused, again) ((void)0)
