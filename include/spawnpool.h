@@ -273,9 +273,9 @@
 #define SPAWNPOOL_H
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 4
+#define SP_VERSION_MINOR 5
 #define SP_VERSION_PATCH 0
-#define SP_VERSION "0.4.0"
+#define SP_VERSION "0.5.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
 #define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
