@@ -148,8 +148,8 @@
     of max members from it at once (address space, committed as it fills). stats.bytes counts
     what is committed or allocated, stats.bytes_reserved the address space of the pool's
     blocks, which costs no memory. sp_trim gives back the spans without a built member and
-    decommits the pages above a span's highest built member; sp_clear and sp_pool_destroy give
-    back every span. An `allocator` with reserve/commit/decommit/release gets a source of its own over
+    decommits the pages above a span's highest built member (in a span committed as it fills);
+    sp_clear and sp_pool_destroy give back every span. An `allocator` with reserve/commit/decommit/release gets a source of its own over
     them. Where nothing can be reserved (an `allocator` with alloc/free only, WebAssembly,
     SP_NO_VIRTUAL_MEMORY; or, with one info line, a source that can reserve no more: a 32-bit
     address space used up, ulimit -v), spans are allocated from `allocator` (default: the C
@@ -512,7 +512,8 @@ SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
 
 /* Disposes free members until at most keep_free remain (the highest slots first, so that whole
    spans empty out), gives back every span with no built member (to the memory source, or to
-   the allocator) and decommits the pages of members above a span's highest built one.
+   the allocator) and decommits the pages of members above a span's highest built one (in a
+   span committed as it fills).
    @return members disposed (0, with a line, inside a hook of this pool). O(slots). */
 SP_API size_t sp_trim(sp_pool *pool, size_t keep_free);
 
