@@ -61,7 +61,7 @@
                          Without `priority`: the oldest acquisition (SP_ORDER_ACQUISITION), or
                          the next in turn (SP_ORDER_MEMORY, see below). On priority ties: the
                          first in the pool's order, that is the oldest acquisition, or in memory
-                         order the lowest slot (chunk by chunk, by address within a chunk).
+                         order the lowest slot (span by span, by address within a span).
                          `priority` must be a pure scoring function: it runs as a hook, and
                          inside it acquisitions, releases, sp_release_all and sp_prewarm on its
                          own pool are refused with one line (sp_release returns
@@ -83,17 +83,21 @@
     behaving the same; memory order is faster to walk and to release, and is the right default
     only where the order of updates does not matter.
     SP_ORDER_ACQUISITION  oldest acquisition first; a reclaim takes the oldest. Kept in a list
-                          that every acquire and release updates (two more cache lines touched
-                          by a release). The default under SP_OVERFLOW_RECLAIM.
-    SP_ORDER_MEMORY       memory order: chunk by chunk, each in address order, which is also the
-                          fastest order to walk. Acquire and release touch nothing but the
-                          member's own bookkeeping. A reclaim (sp_acquire_force, or RECLAIM set
-                          later with sp_set_overflow) takes the next leased member after the one
-                          it took last, round robin in memory order. The default otherwise.
+                          beside the members (12 bytes each) that every acquire and release
+                          updates, with the member's state word (a release also writes its two
+                          neighbours' links: up to two more cache lines). The default under
+                          SP_OVERFLOW_RECLAIM.
+    SP_ORDER_MEMORY       memory order: span by span, each in address order, which is also the
+                          fastest order to walk. Without on_acquire and on_release, acquire and
+                          release touch only the top of the stack of free members and one bit
+                          of a bitmap, not even the member's state word. A reclaim
+                          (sp_acquire_force, or RECLAIM set later with sp_set_overflow) takes
+                          the next leased member after the one it took last, round robin in
+                          memory order. The default otherwise.
     Free members are handed out lowest address first when they were built (on demand, by
     `initial` or by sp_prewarm), so a pool filled in order is in acquisition order in memory
     too, and a memory-order RECLAIM takes the oldest of a saturated pool filled in order. A
-    released member is the next one handed out (the free list is a stack).
+    released member is the next one handed out (the free members are a stack).
 
     HANDLES
     =======
@@ -105,40 +109,56 @@
     and kind: the first, then each time the count reaches a power of two, with the count
     ("... (1024 so far)"), so 200,000 bad lookups log 18 lines. The 64 bits of sp_handle.id are
 
-        bits 63..36  life     (28 bits) counter of the slot's lives, never 0
-        bits 35..24  pool tag (12 bits) unique among pools alive at the same time
+        bits 63..41  life     (23 bits) the slot's life when the handle was taken, never 0
+        bits 40..24  pool tag (17 bits) unique among the live pools that took one
         bits 23..0   slot     (24 bits) index of the member's slot in its pool
 
-    id 0 is the null handle. A slot whose life counter is exhausted is retired, never reused,
-    so a stale handle can never match by wrap-around (a fixed-buffer pool then has one member
-    less: after 2^28 lives of one slot). A pool holds at most 2^24 slots and at
-    most 4095 pools are alive at once.
-    A handle never resolves in any pool but the one that issued it, for the life of the
-    process, even though tags come back (a game that rebuilds its pools every level gets a
-    destroyed pool's tag again after 4095 creations): a pool that takes a tag starts every
-    slot's life above every life that tag ever handed out, and a tag with fewer than 2^24 lives
-    left is retired for good. The bound: each tag serves 2^28 - 2^24 - 1 lives, and a pool uses
-    up as many as its busiest slot handed out, so creation fails (logged) only after the
-    process's pools have used up about 10^12 lives that way (100 pools a level, 10,000 lives
-    each, a level a minute: 19 years). sp_dense shares the tags and the rule. See
-    docs/design.md.
-    sp_resolve is inline (a few instructions in the caller, no call) and reads the first fields
-    of the pool, which makes that layout part of the ABI: define SP_NO_INLINE before including
-    this header to call the library's sp_resolve instead (see "the inline resolve" below).
+    id 0 is the null handle. A pool takes its tag with its first handle (sp_handle_of or
+    sp_acquire_handle; a thread-safe pool at creation, as sp_dense does), so a pool that never
+    issues a handle takes none, and the number of such pools is limited by memory only. At most
+    131,072 pools with a tag are alive at once: beyond that a pool's first handle is refused
+    (the null handle, or NULL from sp_acquire_handle, and a line), and a thread-safe pool cannot
+    be created. A slot's life moves on only when a life that had a handle ends, so leases
+    without a handle use up no lives. A slot whose life counter is exhausted is retired when
+    that life ends, never reused, so a stale handle can never match by wrap-around (a
+    fixed-buffer pool then has one member less), after 2^23 - 1 lives with a handle of one
+    slot at most and 2^20 + 1 at least. A pool holds at most 2^24 slots.
+    A handle never resolves in any pool but the one that issued it, nor in another life, for
+    the life of the process, even though tags come back (a game that rebuilds its pools every
+    level gets a destroyed pool's tag again): a pool that takes a tag hands out only lives
+    above every life that tag ever handed out, and a tag with fewer than 2^20 lives left is
+    retired for good. The bound: each tag serves 2^23 - 2^20 - 1 lives, and a pool uses up as
+    many as its busiest slot handed out handles of, so first handles are refused (logged) only
+    after the process's pools have used up about 9.6 x 10^11 lives that way (100 pools a level
+    whose busiest slots hand out handles of 10,000 lives each, a level a minute: 1.8 years).
+    sp_dense shares the tags and the rule. See docs/design.md, "Handles and tags".
+    sp_resolve is a call into the library: the top span's member is one comparison of its state
+    word with the handle.
 
     MEMORY
     ======
-    A pool reserves address space for its largest size (`max` members, or 2^24 when max is 0;
-    at most 64 GiB) and commits it as it grows, `chunk_items` members first, so that its
-    members lie in one range and never move (stats.bytes counts committed memory,
-    stats.bytes_reserved the address space, which costs none). sp_trim decommits the pages above
-    the highest built member. Where nothing can be reserved (an `allocator` with alloc/free
-    only, WebAssembly, SP_NO_VIRTUAL_MEMORY, ulimit -v; one info line when a reservation fails)
-    and past the reservation (GROW), the pool allocates ranges from `allocator` (default: the C
-    library), `chunk_items` members first and each twice the previous; sp_trim / sp_clear give
-    back those without a built member. With `buffer` set, the
-    pool and everything it keeps live in that buffer and the allocator is never called;
-    sp_buffer_size() says how many bytes a given number of members needs.
+    Members live in spans, which never move: the first holds `chunk_items` members (by default
+    as many as a 64 KiB segment holds, 1 to 256, or `initial` when that is more; at most max),
+    each later one twice the one before. Where the platform has virtual memory, spans come from
+    one source of address space that all of the process's pools share: it reserves regions as
+    pools need them (64 MiB first, each next one twice the last, up to 64 GiB a region), cuts
+    them into blocks of 64 KiB segments, and keeps small blocks (up to 256 KiB) committed when
+    pools give them back, so that creating and destroying a small pool in steady state makes no
+    system call; a larger span is committed as it fills. A pool with `max` takes its one span
+    of max members from it at once (address space, committed as it fills). stats.bytes counts
+    what is committed or allocated, stats.bytes_reserved the address space of the pool's
+    blocks, which costs no memory. sp_trim gives back the spans without a built member and
+    decommits the pages above a span's highest built member (in a span committed as it fills);
+    sp_clear and sp_pool_destroy give back every span. An `allocator` with reserve/commit/decommit/release gets a source of its own over
+    them. Where nothing can be reserved (an `allocator` with alloc/free only, WebAssembly,
+    SP_NO_VIRTUAL_MEMORY; or, with one info line, a source that can reserve no more: a 32-bit
+    address space used up, ulimit -v), spans are allocated from `allocator` (default: the C
+    library), `chunk_items` members first and each twice the previous. Bookkeeping: a 4-byte
+    state word a member, a 4-byte entry in the stack of free members and a bit of a bitmap;
+    12 bytes more in acquisition order, 32 more in a debug library. With `buffer` set, the pool
+    and everything it keeps live in that buffer and the allocator is never called;
+    sp_buffer_size() says how many bytes a given number of members needs, so it depends on the
+    order and on the library's SP_DEBUG too. See docs/design.md.
 
     ERROR REPORTING AND LOGGING
     ===========================
@@ -191,11 +211,13 @@
         sp_pool *sparks = sp_pool_create(&(sp_desc){
             .item_size = sizeof(spark), .threads = SP_THREADS_SAFE });
     Each thread keeps a cache of free members per pool (two magazines of `magazine_size`,
-    default 64): acquire and release touch only it, and a depot under the pool's lock trades
-    whole magazines; growth, refills and the calls below that say "lock" take the lock. Any
-    thread may release a member that another acquired. Traffic that keeps crossing the depot
-    between threads (producer/consumer) doubles the size of new magazines, up to 16 x
-    magazine_size (and max / 64 in a pool with max). Safe from any thread at any time:
+    default 64), found in the thread's table at the pool's place, so that a thread alternating
+    between pools keeps its fast path with each: acquire and release touch only it, and a depot
+    under the pool's lock trades whole magazines; growth, refills and the calls below that say
+    "lock" take the lock. Any thread may release a member that another acquired. Traffic that
+    keeps crossing the depot between threads (producer/consumer) doubles the size of new
+    magazines, up to 16 x magazine_size (and max / 64 in a pool with max). Safe from any thread
+    at any time:
     sp_acquire, _with, _force (no reclaim: it acts as sp_acquire), sp_acquire_handle,
     sp_release, sp_resolve, sp_handle_of, sp_is_leased, sp_prewarm (lock), sp_stats_get (lock;
     exact when no other thread is inside the pool, its counters monotone otherwise),
@@ -228,9 +250,9 @@
     - Refused at creation, with a line naming the field: SP_OVERFLOW_RECLAIM, `priority`,
       SP_ORDER_ACQUISITION, a fixed `buffer` (and later sp_set_overflow(RECLAIM)); also in a
       build without threads (single-threaded WebAssembly).
-    - Without a reservation (the fallback) a thread-safe pool allocates its slot bookkeeping
-      once, for max(max, 2^20) members (8 bytes each; 40 with SP_DEBUG), since other threads
-      read the slots while it grows: it holds at most that many members.
+    - A thread-safe pool takes its pool tag at creation (see HANDLES). Its spans never move,
+      so other threads read its members' state words while it grows, wherever its memory
+      comes from.
     - A thread's caches are the pool's: a thread that exits leaves its cache to the pool (the
       next thread adopts it; a refill that would otherwise grow or drop takes its members
       back), and they are freed with the pool, in either order. Link with -pthread (CMake's
@@ -251,9 +273,9 @@
 #define SPAWNPOOL_H
 
 #define SP_VERSION_MAJOR 0
-#define SP_VERSION_MINOR 4
+#define SP_VERSION_MINOR 5
 #define SP_VERSION_PATCH 0
-#define SP_VERSION "0.4.0"
+#define SP_VERSION "0.5.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if; sp_version_number() is the library's own. */
 #define SP_VERSION_NUMBER (SP_VERSION_MAJOR * 10000 + SP_VERSION_MINOR * 100 + SP_VERSION_PATCH)
 
@@ -316,7 +338,7 @@ typedef enum sp_overflow {
 typedef enum sp_order {
     SP_ORDER_DEFAULT = 0,     /* ACQUISITION under SP_OVERFLOW_RECLAIM, MEMORY otherwise */
     SP_ORDER_ACQUISITION = 1, /* oldest acquisition first */
-    SP_ORDER_MEMORY = 2       /* address order, chunk by chunk */
+    SP_ORDER_MEMORY = 2       /* address order, span by span */
 } sp_order;
 
 /* Result codes and their descriptions, in one table so the two never drift apart. */
@@ -344,31 +366,35 @@ typedef enum sp_log_level {
    NULL on failure; the pool then reports SP_ERR_NOMEM / NULL and stays consistent. What `alloc`
    is asked for: a size above 0, and an `align` that is a power of two from sizeof(void *) (so
    that an allocator over posix_memalign or aligned_alloc serves every request) to the larger of
-   64 and the members' item_align: 64 for ranges of members, thread caches and magazines (each
-   starts a cache line), item_align for ranges of members aligned past that, sizeof(void *) to
-   16 for the rest of the bookkeeping (pool and registry records, slots, tables). The same holds
-   for a registry's allocator and sp_dense's.
+   64 and the members' item_align: 64 for spans of members, thread caches and magazines (each
+   starts a cache line), item_align for spans of members aligned past that, sizeof(void *) to
+   16 for the rest of the bookkeeping (pool and registry records, the stack of free members,
+   the bitmap, tables). The same holds for a registry's allocator and sp_dense's.
 
    reserve/commit/decommit/release: all four or none (a pool with some but not all is refused).
-   A pool keeps its members in one address range: it reserves address space for its largest
-   possible size once and commits it as it grows, so members never move. With all four zero it
-   uses the platform's virtual memory (mmap/mprotect, VirtualAlloc) when alloc and free are
+   With all four, the pool gets a memory source of its own over them: regions of address space
+   reserved as its spans need them, cut into blocks of 64 KiB segments, committed as the spans
+   fill, released when the pool is destroyed. With all four zero it shares the process's source
+   over the platform's virtual memory (mmap/mprotect, VirtualAlloc) when alloc and free are
    zero too, and otherwise (a custom alloc/free alone, WebAssembly, a build with
-   SP_NO_VIRTUAL_MEMORY) the fallback: ranges from `alloc`, each twice the previous. The
-   contract for your own:
+   SP_NO_VIRTUAL_MEMORY) allocates its spans from `alloc`, each twice the previous. Members
+   never move either way. The contract for your own:
    - reserve(size): address space for size bytes, no access needed yet; aligned to at least
      the page size (sysconf(_SC_PAGESIZE), GetSystemInfo's dwPageSize). size is a multiple of
-     the page size. NULL when impossible: the pool falls back to ranges from `alloc` (one info
-     line), it does not fail.
+     64 KiB. NULL when impossible: the pool goes on with spans from `alloc` (one info line), it
+     does not fail.
    - commit(addr, size): makes a part of a reservation readable and writable; true on success.
      addr and size are multiples of the page size, inside one reservation, and not committed
      already. false is an allocator failure (SP_ERR_NOMEM / NULL; the pool stays consistent).
      The pool does not rely on the contents (the platform's read zero).
-   - decommit(addr, size): the pool no longer needs these committed pages (sp_trim); return
-     their memory or keep it, as you like. The pool commits them again before it touches them.
-   - release(addr, size): the whole reservation, exactly as reserve returned and was asked,
-     when the pool is destroyed. Nothing in it is committed-and-needed any more.
-   The pool's own small record still comes from alloc/free (=C library). */
+   - decommit(addr, size): the pool no longer needs these committed pages (sp_trim, a span
+     given back); return their memory or keep it, as you like. The pool commits them again
+     before it touches them. Small blocks given back stay committed, up to 64 MiB, for the
+     pool's next spans.
+   - release(addr, size): a whole reservation, exactly as reserve returned and was asked, when
+     the pool is destroyed. Nothing in it is committed-and-needed any more.
+   The pool's record, its stack of free members, its bitmap and its source's tables still come
+   from alloc/free (=C library). */
 typedef struct sp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);
     void (*free)(void *ptr, size_t size, void *user);
@@ -410,8 +436,9 @@ typedef struct sp_desc {
                                (=ACQUISITION under RECLAIM, MEMORY otherwise: NOT the order of
                                acquisition unless you ask for it; see ORDER OF THE LEASED
                                MEMBERS) */
-    size_t chunk_items;     /* first commit, or the fallback's first range (=max(256, initial),
-                               at most max) */
+    size_t chunk_items;     /* the first span's members, each later span twice the one before
+                               (=0: as many as a 64 KiB segment holds, 1 to 256, or initial
+                               when that is more; at most max) */
     sp_create_fn create;    /* once per member when built */
     sp_acquire_fn on_acquire; /* every acquisition */
     sp_release_fn on_release; /* every release path */
@@ -441,7 +468,7 @@ typedef struct sp_stats {
     size_t max;            /* current cap (0: unbounded) */
     size_t peak_leased;    /* most members leased at once */
     size_t bytes;          /* memory the pool holds, bookkeeping included: what it allocated,
-                              and of its reservations the committed part */
+                              and of its blocks of address space the committed part */
     uint64_t created;      /* create ran (members built) */
     uint64_t disposed;     /* members destroyed */
     uint64_t acquired;     /* acquisitions, reclaims included */
@@ -450,9 +477,10 @@ typedef struct sp_stats {
     uint64_t reclaimed;    /* leased members taken back by RECLAIM / sp_acquire_force */
     uint64_t dropped;      /* acquisitions refused by a saturated DROP pool */
     uint64_t grown_past_max; /* members built past max under GROW */
-    size_t bytes_reserved; /* address space reserved for the pool (members and bookkeeping),
-                              committed or not; 0 for a pool that could not reserve (the
-                              fallback's ranges) and in fixed-buffer mode. Costs no memory. */
+    size_t bytes_reserved; /* address space of the blocks the pool's spans hold from a memory
+                              source (members and their bookkeeping), committed or not; 0 for
+                              spans from the allocator and in fixed-buffer mode. Costs no
+                              memory. */
 } sp_stats;
 
 /* ---------------------------------------------------------------------------------------------
@@ -464,8 +492,8 @@ typedef struct sp_stats {
    @return the pool, or NULL (with a logged reason, nothing leaked) when desc is NULL or invalid
            (item_size 0, alignment not a power of two, sizes that overflow, `initial` above
            2^24 or above max, a buffer too small for one member or for `initial`, GROW with a
-           buffer; the line names the field at fault), when no pool tag is free (more than
-           4095 live pools, see HANDLES) or the allocator fails. O(initial). */
+           buffer; the line names the field at fault), when a thread-safe pool finds no pool
+           tag free (see HANDLES) or the allocator fails. O(initial). */
 SP_API sp_pool *sp_pool_create(const sp_desc *desc);
 
 /* Destroys every member (dispose runs once on each; leased ones are counted and logged as
@@ -473,7 +501,7 @@ SP_API sp_pool *sp_pool_create(const sp_desc *desc);
    are refused (NULL and a line); members a dispose hook releases meanwhile are released, then
    disposed. Refused with a line inside a hook of this pool (see HOOKS), or while it is already
    being destroyed. To run on_release first (scene teardown): sp_release_all, then destroy.
-   O(size). */
+   O(slots). */
 SP_API void sp_pool_destroy(sp_pool *pool);
 
 /* Builds up to n more free members, stopping at max. Not an acquisition: on_acquire does not
@@ -483,16 +511,18 @@ SP_API void sp_pool_destroy(sp_pool *pool);
 SP_API size_t sp_prewarm(sp_pool *pool, size_t n);
 
 /* Disposes free members until at most keep_free remain (the highest slots first, so that whole
-   chunks empty out) and returns every chunk with no built member to the allocator. Shrinking
-   the address map may allocate a smaller one; if that fails the old one is kept.
-   @return members disposed (0, with a line, inside a hook of this pool). O(size). */
+   spans empty out), gives back every span with no built member (to the memory source, or to
+   the allocator) and decommits the pages of members above a span's highest built one (in a
+   span committed as it fills).
+   @return members disposed (0, with a line, inside a hook of this pool). O(slots). */
 SP_API size_t sp_trim(sp_pool *pool, size_t keep_free);
 
 /* Destroys every member, leased or free: dispose runs on each (not on_release) and every life
    ends. The leased members' lives do not count as `released`. While it runs, acquisitions from
    the pool are refused (NULL and a line), so it always ends; members a dispose hook releases
-   meanwhile are released, then disposed. Chunks go back to the allocator; the pool stays
-   usable. @return members disposed (0, with a line, inside a hook of this pool). O(size). */
+   meanwhile are released, then disposed. Its spans go back (to the memory source, or to the
+   allocator); the pool stays usable. @return members disposed (0, with a line, inside a hook of
+   this pool). O(slots). */
 SP_API size_t sp_clear(sp_pool *pool);
 
 /* Changes the cap (0: unbounded; clamped to a fixed buffer's capacity, and to 2^24, the most
@@ -501,7 +531,10 @@ SP_API size_t sp_clear(sp_pool *pool);
 SP_API sp_result sp_set_max(sp_pool *pool, size_t max);
 
 /* Bytes a fixed buffer needs to hold `members` members of desc (alignment slack included), or
-   0 when desc is invalid, members is 0 or above 2^24, or the size does not fit in a size_t. */
+   0 when desc is invalid, members is 0 or above 2^24, or the size does not fit in a size_t.
+   Besides the members' size and alignment it depends on desc's order (an acquisition-order
+   pool keeps 12 more bytes a member, its lease list: mind RECLAIM's default order) and on the
+   library's SP_DEBUG (32 more a member for the debug records): ask the library you link. */
 SP_API size_t sp_buffer_size(const sp_desc *desc, size_t members);
 
 /* The pool's name ("" when it has none, never NULL for a pool; NULL for NULL). */
@@ -532,7 +565,8 @@ SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
 
 /* sp_acquire_with that also writes the handle of the new life to *out (unless out is NULL):
    the same handle sp_handle_of would give, without mapping the pointer back to its slot.
-   @return the member, or NULL (and the null handle in *out) as sp_acquire_with. O(1). */
+   @return the member, or NULL (and the null handle in *out) as sp_acquire_with, or when the
+           pool has no tag yet and none is free (logged; nothing acquired). O(1). */
 SP_API void *sp_acquire_handle(sp_pool *pool, const void *arg, sp_handle *out);
 
 /* Returns a member to its pool: on_release runs (the member still counts as leased while it
@@ -571,7 +605,8 @@ SP_API sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int 
    Handles
    ------------------------------------------------------------------------------------------ */
 
-/* A handle to the current life of a leased member; the null handle for anything else. O(1). */
+/* A handle to the current life of a leased member; the null handle for anything else, and
+   when this is the pool's first handle and no pool tag is free (logged, see HANDLES). O(1). */
 SP_API sp_handle sp_handle_of(const sp_pool *pool, const void *item);
 
 /* The member while the handle's life lasts, NULL after (and for the null handle, a handle of
@@ -759,13 +794,14 @@ SP_API void *sp_spawn_at(sp_registry *reg, const char *name, const void *arg, co
                          int line);
 SP_API sp_result sp_registry_release_at(sp_registry *reg, void *item, const char *file, int line);
 
-/* The pool that item is a built member of, or NULL for anything else. O(log chunks). */
+/* The pool that item is a built member of, or NULL for anything else. O(log spans), over the
+   spans of all its pools. */
 SP_API sp_pool *sp_registry_owner(const sp_registry *reg, const void *item);
 
 /* Sends item back to its own pool, whichever it is (what destroy() on a pooled entity does).
    NULL is a no-op returning SP_OK.
    @return sp_release's result, or SP_ERR_FOREIGN (logged) for a pointer no pool of the registry
-           owns. O(log chunks). */
+           owns. O(log spans). */
 SP_API sp_result sp_registry_release(sp_registry *reg, void *item);
 
 /* The member a handle names, in whichever pool of the registry issued it, as sp_resolve on that

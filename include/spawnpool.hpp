@@ -228,7 +228,8 @@ public:
         std::size_t max = 0;                 /* most members built (=0: unbounded) */
         sp_overflow overflow = SP_OVERFLOW_DROP; /* what a saturated pool does */
         sp_order order = SP_ORDER_DEFAULT;   /* iteration and reclaim order */
-        std::size_t chunk_items = 0;         /* members per allocation (=max(256, initial)) */
+        std::size_t chunk_items = 0;         /* the first span's members (=0: what a 64 KiB
+                                                segment holds, 1 to 256, or initial) */
         sp_priority_fn priority = nullptr;   /* RECLAIM victim: the lowest value; gets a
                                                 const T* as `item` and `priority_user` */
         void *priority_user = nullptr;
@@ -321,7 +322,7 @@ public:
     /* Builds n free members ahead of time (no object is constructed). @return members built. */
     std::size_t prewarm(std::size_t n) { return pool_ ? sp_prewarm(pool_, n) : 0; }
 
-    /* Disposes free members down to keep_free and returns empty chunks. @return disposed. */
+    /* Disposes free members down to keep_free and gives back empty spans. @return disposed. */
     std::size_t trim(std::size_t keep_free = 0) { return pool_ ? sp_trim(pool_, keep_free) : 0; }
 
     sp_result set_max(std::size_t max) { return sp_set_max(pool_, max); }

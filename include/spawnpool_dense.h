@@ -41,11 +41,12 @@
     handle   an sp_handle naming one element for as long as it lives, wherever it moves:
              sp_dense_resolve() returns its current address, NULL once it was removed. Same
              conventions as sp_pool's handles (see HANDLES in spawnpool.h): id 0 is null, 64 bits
-             = life (28) | tag (12) | slot (24), and a slot whose life counter is exhausted is
+             = life (23) | tag (17) | slot (24), and a slot whose life counter is exhausted is
              retired, never reused, so a stale handle never matches by wrap-around (in fixed
-             mode a retired slot is not replaced: after 2^28 lives of one slot the capacity
-             drops by one). Tags come from the same table as sp_pool's, unique among all pools
-             alive at the same time, dense or not, and with the same rule across lifetimes: a
+             mode a retired slot is not replaced: after 2^23 - 1 lives of one slot at most, and
+             2^20 + 1 at least, the capacity drops by one). A dense pool takes its tag at
+             creation, from the same table as sp_pool's, unique among all pools alive at the
+             same time that hold one, dense or not, and with the same rule across lifetimes: a
              pool that takes a tag starts its lives above every life the tag handed out. A
              handle never resolves in any other pool of either kind, alive or destroyed (see
              HANDLES in spawnpool.h for the bound).
@@ -184,7 +185,8 @@ typedef struct sp_dense_desc {
            one element fits in PTRDIFF_MAX bytes, max or initial above the pool's element
            ceiling (see HOW MANY ELEMENTS), initial above max, only one of allocator
            alloc/free, a buffer too small for one element or for `initial`, GROW with a buffer,
-           more than 4095 live dense pools) or the allocator fails. O(initial) for the reservation, no per-element work. */
+           no pool tag free: 131,072 live dense pools and pools with handles) or the allocator
+           fails. O(initial) for the reservation, no per-element work. */
 SP_API sp_dense *sp_dense_create(const sp_dense_desc *desc);
 
 /* Returns all memory (nothing in fixed mode). Elements are plain bytes: nothing runs on them.
