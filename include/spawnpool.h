@@ -89,8 +89,8 @@
                           SP_OVERFLOW_RECLAIM.
     SP_ORDER_MEMORY       memory order: span by span, each in address order, which is also the
                           fastest order to walk. Without on_acquire and on_release, acquire and
-                          release touch only the top of the stack of free members and one bit
-                          of a bitmap, not even the member's state word. A reclaim
+                          release touch only the top of the stack of free members and one byte
+                          of a map, not even the member's state word. A reclaim
                           (sp_acquire_force, or RECLAIM set later with sp_set_overflow) takes
                           the next leased member after the one it took last, round robin in
                           memory order. The default otherwise.
@@ -154,8 +154,8 @@
     SP_NO_VIRTUAL_MEMORY; or, with one info line, a source that can reserve no more: a 32-bit
     address space used up, ulimit -v), spans are allocated from `allocator` (default: the C
     library), `chunk_items` members first and each twice the previous. Bookkeeping: a 4-byte
-    state word a member, a 4-byte entry in the stack of free members and a bit of a bitmap;
-    12 bytes more in acquisition order, 32 more in a debug library. With `buffer` set, the pool
+    state word a member, a 3-byte entry in the stack of free members and a byte of a map (8
+    bytes in all); 12 bytes more in acquisition order, 32 more in a debug library. With `buffer` set, the pool
     and everything it keeps live in that buffer and the allocator is never called;
     sp_buffer_size() says how many bytes a given number of members needs, so it depends on the
     order and on the library's SP_DEBUG too. See docs/design.md.
@@ -369,7 +369,7 @@ typedef enum sp_log_level {
    64 and the members' item_align: 64 for spans of members, thread caches and magazines (each
    starts a cache line), item_align for spans of members aligned past that, sizeof(void *) to
    16 for the rest of the bookkeeping (pool and registry records, the stack of free members,
-   the bitmap, tables). The same holds for a registry's allocator and sp_dense's.
+   the plain map, tables). The same holds for a registry's allocator and sp_dense's.
 
    reserve/commit/decommit/release: all four or none (a pool with some but not all is refused).
    With all four, the pool gets a memory source of its own over them: regions of address space
@@ -393,7 +393,7 @@ typedef enum sp_log_level {
      pool's next spans.
    - release(addr, size): a whole reservation, exactly as reserve returned and was asked, when
      the pool is destroyed. Nothing in it is committed-and-needed any more.
-   The pool's record, its stack of free members, its bitmap and its source's tables still come
+   The pool's record, its stack of free members and its plain map still come
    from alloc/free (=C library). */
 typedef struct sp_allocator {
     void *(*alloc)(size_t size, size_t align, void *user);

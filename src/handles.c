@@ -12,7 +12,8 @@ bool sp__tag_take(sp_pool *p) {
     if (p->handles.tagged) return true;
     uint32_t tag, first;
     if (!sp__tag_acquire(&tag, &first)) {
-        sp__log(p, SP__MSG_NO_TAG, "sp_handle_of", sp__tags_retired());
+        /* the first time, then at every power of two: a program that asks on every lease */
+        if (sp__worth_a_line(++p->handles.refused)) sp__log(p, SP__MSG_NO_TAG, "sp_handle_of", sp__tags_retired());
         return false;
     }
     if (p->owner && p->owner_fns->tag_taken(p->owner, p, tag) != SP_OK) {

@@ -208,6 +208,7 @@ typedef struct sp__handles {
     bool tagged;
     uint32_t tag;
     uint32_t life_base; /* a handle's life is its word's life plus this */
+    uint64_t refused;   /* handles refused for want of a tag: the line is rate-limited */
 } sp__handles;
 
 #define SP__NAME_CAP 48
