@@ -9,7 +9,7 @@
 
 #define ORDERS 21u       /* a region holds at most 2^20 segments: 64 GiB */
 #define MAP_CHUNKS_MAX (SP__REGIONS_MAX * 17u) /* a region of 64 GiB lies in 17 chunks of 4 GiB */
-#define LEAF_BYTES (((size_t)1 << SP__MAP_BITS) * sizeof(_Atomic(void *)))
+#define LEAF_BYTES (((size_t)1 << SP__MAP_BITS) * sizeof(sp__owner_slot))
 #define NIL UINT32_MAX
 /* head[seg] of a block's first segment: its order + 1, and what it is now. Other segments 0. */
 #define HEAD_ORDER 0x3Fu
@@ -137,7 +137,7 @@ static bool map_cover(sp__source *s, uintptr_t lo, uintptr_t hi) {
     for (uint64_t c = (uint64_t)lo >> 32; c <= ((uint64_t)hi - 1u) >> 32; c++) {
         if (atomic_load_explicit(&m->leaf[c], memory_order_relaxed)) continue;
         if (s->chunk_count == MAP_CHUNKS_MAX) return false;
-        _Atomic(void *) *leaf = (_Atomic(void *) *)vm_zeroed(s, LEAF_BYTES);
+        sp__owner_slot *leaf = (sp__owner_slot *)vm_zeroed(s, LEAF_BYTES);
         if (!leaf) return false;
         s->reserved += LEAF_BYTES;
         s->chunks[s->chunk_count++] = (uint32_t)c;
@@ -151,7 +151,7 @@ static void map_release(sp__source *s) {
     sp__owner_map *m = atomic_load_explicit(&s->map, memory_order_relaxed);
     if (!m) return;
     for (uint32_t i = 0; i < s->chunk_count; i++) {
-        _Atomic(void *) *leaf = atomic_load_explicit(&m->leaf[s->chunks[i]], memory_order_relaxed);
+        sp__owner_slot *leaf = atomic_load_explicit(&m->leaf[s->chunks[i]], memory_order_relaxed);
         atomic_store_explicit(&m->leaf[s->chunks[i]], NULL, memory_order_relaxed);
         s->vm.release(leaf, LEAF_BYTES, s->vm.user);
         s->reserved -= LEAF_BYTES;
@@ -396,7 +396,7 @@ void sp__source_set_owner(sp__source *s, const sp__block *b, void *owner) {
     SP_ASSERT(m != NULL);
     for (size_t off = 0; off < b->size; off += SP__SEGMENT) {
         uint64_t a = (uint64_t)(uintptr_t)(b->base + off);
-        _Atomic(void *) *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_relaxed);
+        sp__owner_slot *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_relaxed);
         atomic_store_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)], owner,
                               memory_order_release);
     }

@@ -45,8 +45,9 @@ typedef struct sp__block {
    region first lies in it. Both live in the source's own virtual memory, zero until written,
    so a leaf costs a page per 32 segments in use. Regions lie below 2^48 (region_add). */
 #define SP__MAP_BITS 16u
+typedef _Atomic(void *) sp__owner_slot; /* a segment's owner */
 typedef struct sp__owner_map {
-    _Atomic(_Atomic(void *) *) leaf[(size_t)1 << SP__MAP_BITS];
+    _Atomic(sp__owner_slot *) leaf[(size_t)1 << SP__MAP_BITS];
 } sp__owner_map;
 
 /* The owner of the block that address p lies in, or NULL (no block, a free one, no owner, or
@@ -54,7 +55,7 @@ typedef struct sp__owner_map {
 static inline void *sp__owner_at(const sp__owner_map *m, const void *p) {
     uint64_t a = (uint64_t)(uintptr_t)p;
     if (!m || (a >> (32u + SP__MAP_BITS)) != 0) return NULL;
-    _Atomic(void *) *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_acquire);
+    sp__owner_slot *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_acquire);
     if (!leaf) return NULL;
     return atomic_load_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)],
                                 memory_order_acquire);
