@@ -7,16 +7,19 @@
 
 /* Which paths acquisitions and releases take: the plain ones exactly when nothing else must
    happen (memory order, no hook on the way, one thread, no teardown or priority callback
-   running); then the top span's place for the plain paths' arithmetic. Cold: runs when those
-   states begin and end and when the top span changes or grows. */
+   running); then, for a pool of one span, that span's place for the plain release's
+   arithmetic. A pool of several spans releases through the map of owners every time (its
+   members lie in every span at random, and a branch between two ways would be guessed wrong
+   half the time). Cold: runs when those states begin and end and when the spans change. */
 void sp__routes_update(sp_pool *p) {
     if (p->ts) return; /* a thread-safe pool's view is constant (sp__ts_attach) */
     const sp__span *t = top_span(p);
     bool divert = p->act.scoring > 0 || p->act.tearing_down || p->ts != NULL || p->cfg.ordered;
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;
+    p->hot.plain_release = t && !divert && !p->cfg.on_release;
     p->hot.top_first = t ? t->first : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
-    p->hot.top_plain = t && !divert && !p->cfg.on_release ? span_count(t) : 0u;
+    p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
 }
 
 /* ---- leasing a free member ---------------------------------------------------------------- */
@@ -32,7 +35,9 @@ static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
     p->hot.free_top -= SP__ENTRY;
     leased_from_stack(p);
     plain_set(p, idx);
-    void *item = (void *)(p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)] + (uintptr_t)idx * p->hot.stride);
+    /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
+    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? 0u : rec_of(SP__REC_SHIFT(p), idx);
+    void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
     DBG_SITE_CLEAR(p, idx);
     return item;
@@ -188,7 +193,7 @@ sp_result sp__release_general(sp_pool *p, void *item) {
     }
     uint32_t idx = index_of(p, item);
     if (SP__UNLIKELY(idx == SP__NIL)) return sp__release_foreign(p, item);
-    if (p->hot.top_plain && plain_test(p, idx)) { /* plain, in another span than the top one */
+    if (p->hot.plain_release && plain_test(p, idx)) { /* plain, from a pool of several spans */
         plain_clear(p, idx);
         stack_push(p, idx);
         DBG_FREED(p, idx, item);
@@ -347,13 +352,15 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
     return acquire_fast(pool, arg, true);
 }
 
-/* Not a member of the top span: another span's, released plainly if it is leased plainly and
-   releases may be plain (top_plain is not 0: memory order, no on_release, one thread, nothing
-   running that diverts them), else the general path. */
+/* A pool of several spans, or a release the one span's test refused: released plainly if the
+   member is leased plainly and releases may be plain (memory order, no on_release, one thread,
+   nothing running that diverts them), its span found through the map of owners; else the
+   general path. */
 static SP__NOINLINE sp_result release_elsewhere(sp_pool *p, void *item) {
-    if (p->ts) return sp__ts_release(p, item, NULL, 0); /* the layer's own way (it knows windows) */
-    if (p->hot.top_plain && p->mem.live > 1u && item) {
-        uint32_t idx = sp__index_searched(p, (uintptr_t)item);
+    if (p->hot.plain_release && p->mem.live > 1u && item) {
+        uint32_t idx = atomic_load_explicit(&p->mem.owners, memory_order_relaxed) && !p->mem.source_failed
+                           ? index_by_map(p, (uintptr_t)item)
+                           : sp__index_searched(p, (uintptr_t)item);
         if (idx != SP__NIL && plain_take(p, idx)) {
             stack_push(p, idx);
             DBG_FREED(p, idx, item);
@@ -370,7 +377,8 @@ sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return sp__release_general(pool, item);
     SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release(pool, item));
     uint64_t q = member_number(pool, pool->hot.top_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->hot.top_plain)) return release_elsewhere(pool, item);
+    if (SP__UNLIKELY(q >= pool->hot.top_plain))
+        return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_elsewhere(pool, item);
     uint32_t idx = pool->hot.top_first + (uint32_t)q;
     if (SP__UNLIKELY(!plain_take(pool, idx))) return sp__release_general(pool, item);
     stack_push(pool, idx);

@@ -18,23 +18,25 @@
 /* The slot index of the member starting at item, from the published spans, or SP__NIL. A thread
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
-static uint32_t ts_index_of(const sp_pool *p, const void *item) {
+static uint32_t ts_index_of(const sp_pool *p, const void *item, sp__span **span) {
     const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_acquire);
     if (m) { /* the source's table names the span's record (see sp__index_searched) */
         const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, item);
         if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) {
-            const sp__span *s = atomic_load_explicit(&r->span, memory_order_acquire);
+            sp__span *s = atomic_load_explicit(&r->span, memory_order_acquire);
             if (!s) return SP__NIL;
             uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
+            *span = s;
             return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
         }
     }
     /* spans from the allocator (no virtual memory, or a source that ran out) */
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
     for (uint32_t k = n; k-- > 0;) { /* the top (newest, largest) first */
-        const sp__span *s = atomic_load_explicit(&p->mem.recs[k].span, memory_order_acquire);
+        sp__span *s = atomic_load_explicit(&p->mem.recs[k].span, memory_order_acquire);
         if (!s) continue;
         uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
+        *span = s;
         if (q < atomic_load_explicit(&s->count, memory_order_acquire)) return s->first + (uint32_t)q;
     }
     return SP__NIL;
@@ -118,7 +120,9 @@ static SP__NOINLINE void run_on_acquire(sp_pool *p, _Atomic uint32_t *w, uint32_
     atomic_store_explicit(w, leased, memory_order_release);
 }
 
-void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
+/* Every acquisition but the common one (below): a window, a call site to record, on_acquire,
+   the debug checks, a refill. */
+static SP__NOINLINE void *acquire_full(sp_pool *p, const void *arg, bool force, const char *file, int line) {
     /* In a window (a callback of a quiescent call) the pool's own code runs. */
     if (SP__UNLIKELY(p->ts->window > 0)) return sp__acquire_general(p, arg, force);
     (void)force; /* no reclaim in a thread-safe pool: a saturated pool drops */
@@ -158,6 +162,21 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
     sp__ts_count(&c->acquired);
     INSIDE(c, 0);
     return item;
+}
+
+/* The common acquisition, kept small: a member from the thread's loaded magazine, its lease
+   published by one store. */
+void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
+    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG)) return acquire_full(p, arg, force, file, line);
+    sp__tcache *c = sp__ts_cache(p);
+    if (SP__UNLIKELY(!c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
+    uint32_t idx = c->loaded->e[--c->loaded->n];
+    sp__span *s = sp__ts_span_of(p, idx);
+    _Atomic uint32_t *w = word_in(s, idx);
+    uint32_t leased = (atomic_load_explicit(w, memory_order_relaxed) & ~(uint32_t)SP__FLAGS_MASK) | SP__LEASED;
+    atomic_store_explicit(w, leased, memory_order_release); /* (see acquire_full) */
+    sp__ts_count(&c->acquired);
+    return item_in(p, s, idx);
 }
 
 /* ---- release ------------------------------------------------------------------------------- */
@@ -210,12 +229,13 @@ static SP__NOINLINE void retire(sp_pool *p, uint32_t idx) {
     sp__ts_unlock(p);
 }
 
-sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+/* Every release but the common one (below). */
+static SP__NOINLINE sp_result release_full(sp_pool *p, void *item, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0)) return sp__release_general(p, item); /* as acquire */
     if (!item) return SP_OK;
-    uint32_t idx = ts_index_of(p, item);
+    sp__span *s = NULL;
+    uint32_t idx = ts_index_of(p, item, &s);
     if (idx == SP__NIL) return sp__release_foreign(p, item);
-    sp__span *s = sp__ts_span_of(p, idx);
     _Atomic uint32_t *w = word_in(s, idx);
     uint32_t word = ts_word(w), next;
     bool last;
@@ -282,6 +302,51 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     return SP_OK;
 }
 
+/* A member freed by the common release whose thread's loaded magazine is full, or that has no
+   cache: room made by the depot, else the loose ones. */
+static SP__NOINLINE sp_result freed_elsewhere(sp_pool *p, sp__tcache *c, uint32_t idx) {
+    if (c && room_made(p, c)) {
+        c->loaded->e[c->loaded->n++] = idx;
+        sp__ts_count(&c->released);
+        return SP_OK;
+    }
+    sp__ts_lock(p);
+    sp__ts_loose_push(p, idx);
+    if (c)
+        sp__ts_count(&c->released);
+    else
+        p->ts->released++;
+    sp__ts_unlock(p);
+    return SP_OK;
+}
+
+/* The common release, kept small: a CAS of the word from LEASED to FREE (the same decision as
+   release_full's), the member onto the thread's loaded magazine. A refusal, on_release, the
+   last life, a call site or the debug checks take release_full. */
+sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+    if (SP__UNLIKELY(p->ts->window > 0 || !item || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
+    sp__span *s = NULL;
+    uint32_t idx = ts_index_of(p, item, &s);
+    if (SP__UNLIKELY(idx == SP__NIL)) return sp__release_foreign(p, item);
+    _Atomic uint32_t *w = word_in(s, idx);
+    uint32_t word = ts_word(w), next;
+    do {
+        if (SP__UNLIKELY(word_state(word) != SP__LEASED || (word & SP__BUSY))) return release_refused(p, item, word);
+        uint32_t life = word_life(word);
+        if (!(word & SP__HANDLED))
+            next = word_make(life, SP__FREE);
+        else if (SP__LIKELY((uint64_t)life + p->handles.life_base < SP__LIFE_MAX))
+            next = word_make(life + 1u, SP__FREE);
+        else
+            return release_full(p, item, file, line); /* its last life: retired */
+    } while (!atomic_compare_exchange_weak_explicit(w, &word, next, memory_order_acq_rel, memory_order_acquire));
+    sp__tcache *c = sp__ts_cache(p);
+    if (SP__UNLIKELY(!c || c->loaded->n == c->loaded->cap)) return freed_elsewhere(p, c, idx);
+    c->loaded->e[c->loaded->n++] = idx;
+    sp__ts_count(&c->released);
+    return SP_OK;
+}
+
 /* ---- handles ----------------------------------------------------------------------------------- */
 
 static void resolve_warn(const sp_pool *p, sp__msg msg, sp_handle h) {
@@ -320,9 +385,10 @@ void *sp__ts_resolve(const sp_pool *p, sp_handle h) {
    either ends the life first, and no handle comes out, or ends it after, moving the life on). */
 sp_handle sp__ts_handle_of(sp_pool *p, const void *item) {
     sp_handle h = {0};
-    uint32_t idx = item ? ts_index_of(p, item) : SP__NIL;
+    sp__span *s = NULL;
+    uint32_t idx = item ? ts_index_of(p, item, &s) : SP__NIL;
     if (idx == SP__NIL) return h;
-    _Atomic uint32_t *w = word_in(sp__ts_span_of(p, idx), idx);
+    _Atomic uint32_t *w = word_in(s, idx);
     uint32_t word = ts_word(w);
     do {
         if (word_state(word) != SP__LEASED) return h;
@@ -332,9 +398,10 @@ sp_handle sp__ts_handle_of(sp_pool *p, const void *item) {
 }
 
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free) {
-    uint32_t idx = item ? ts_index_of(p, item) : SP__NIL;
+    sp__span *s = NULL;
+    uint32_t idx = item ? ts_index_of(p, item, &s) : SP__NIL;
     if (idx == SP__NIL) return false;
-    uint32_t st = word_state(ts_word(word_in(sp__ts_span_of(p, idx), idx)));
+    uint32_t st = word_state(ts_word(word_in(s, idx)));
     return st == SP__LEASED || (or_free && st == SP__FREE);
 }
 

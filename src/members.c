@@ -120,18 +120,11 @@ static void spans_index(sp_pool *p) {
 }
 
 uint32_t sp__index_searched(const sp_pool *p, uintptr_t a) {
-    /* A span of the source is named by the source's table, in O(1) (see span_add); one from
-       the allocator (a source that ran out) is found by address. */
-    const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_relaxed);
-    if (m) {
-        const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, (const void *)a);
-        /* the record's address says whose it is, read from no other pool's memory */
-        if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) {
-            const sp__span *s = rec_span(r);
-            if (!s) return SP__NIL;
-            uint64_t q = member_number(p, (uintptr_t)s->items, a);
-            return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
-        }
+    /* A span of the source is named by the source's map of owners, in O(1) (see span_add); one
+       from the allocator (a source that ran out) is found by address. */
+    if (atomic_load_explicit(&p->mem.owners, memory_order_relaxed)) {
+        uint32_t idx = index_by_map(p, a);
+        if (idx != SP__NIL || !p->mem.source_failed) return idx;
     }
     uint32_t lo = 0, hi = p->mem.live; /* candidates: by_address[lo, hi) */
     while (lo < hi) {

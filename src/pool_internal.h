@@ -88,9 +88,9 @@ typedef struct sp__span {
    2^shift is the first span's size rounded up to a power of two: a slot index names its record
    by its bit length, in O(1) and with no search. Spans double as a pool grows, so a pool of n
    members has O(log n) records, at most 25 (a first span of one member, up to 2^24 slots). */
-static inline uint32_t sp__bitlen(uint32_t x) { /* floor(log2(x)) + 1; 0 for 0 */
+static inline uint32_t sp__bitlen(uint32_t x) { /* floor(log2(x)) + 1; 0 for 0; x < 2^31 */
 #if defined(__GNUC__) || defined(__clang__)
-    return x ? 32u - (uint32_t)__builtin_clz(x) : 0u;
+    return 31u - (uint32_t)__builtin_clz(2u * x + 1u); /* no branch: random indices guess it wrong */
 #else
     uint32_t n = 0;
     for (; x; x >>= 1) n++;
@@ -127,7 +127,8 @@ typedef struct sp__hot {
                              acquisition takes the general path */
     uint32_t peak_top;    /* leased reaches a new peak when free_top goes below this */
     uint32_t top_first;   /* the top span's first slot index */
-    uint32_t top_plain;   /* the top span's count when its releases may be plain, else 0 */
+    uint32_t top_plain;   /* a pool of one span: its count when its releases may be plain, else 0 */
+    bool plain_release;   /* releases may be plain (see sp__routes_update) */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
     uintptr_t top_items;  /* the top span's member 0 */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
@@ -315,6 +316,19 @@ static inline uint64_t rotr64(uint64_t x, uint32_t r) { return (x >> r) | (x << 
 
 static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t a) {
     return rotr64((uint64_t)(a - base), p->hot.stride_rot) * p->hot.stride_inv;
+}
+
+/* The slot index of the member starting at a, through the source's map of owners: SP__NIL when
+   a is not the start of a member of one of p's spans from the source. The record the map names
+   is p's only if it lies in p's records: an address compare, no read of another pool. */
+static inline uint32_t index_by_map(const sp_pool *p, uintptr_t a) {
+    const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_relaxed);
+    const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, (const void *)a);
+    if ((uintptr_t)r - (uintptr_t)p->mem.recs >= sizeof p->mem.recs) return SP__NIL;
+    const sp__span *s = rec_span(r);
+    if (!s) return SP__NIL;
+    uint64_t q = member_number(p, (uintptr_t)s->items, a);
+    return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
 }
 
 /* The slot index of the member starting at item, or SP__NIL for anything that is not the start

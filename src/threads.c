@@ -72,7 +72,7 @@ static sp__leaf_lock *g_leaves;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static bool g_key_made;
-_Thread_local sp__tl_table *sp__tl;
+_Thread_local sp__tl_table *sp__tl SP__TLS_FAST;
 
 /* A slot for a new pool (under g_lock). False: no memory. */
 static bool slot_take(sp_pool *p) {
@@ -578,6 +578,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
        and sp_release, which send every call to this layer (routes_update leaves them alone). */
     p->hot.plain_floor = UINT32_MAX;
     p->hot.top_plain = 0;
+    p->hot.plain_release = false;
     p->hot.top_items = 0;
     p->hot.top_first = 0;
     return true;

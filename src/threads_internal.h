@@ -88,7 +88,15 @@ typedef struct sp__tl_table {
     sp__tl_entry e[];
 } sp__tl_table;
 
-extern _Thread_local sp__tl_table *sp__tl;
+/* Read on every call of a thread-safe pool: the initial-exec model makes it one load from the
+   thread pointer, where a shared library's default calls __tls_get_addr each time (a dlopened
+   library's initial-exec variables come from glibc's reserve for them, which 8 bytes fit). */
+#if defined(__ELF__) && (defined(__GNUC__) || defined(__clang__))
+#  define SP__TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#  define SP__TLS_FAST
+#endif
+extern _Thread_local sp__tl_table *sp__tl SP__TLS_FAST;
 
 /* threads.c */
 void sp__ts_lock(sp_pool *p);
