@@ -18,6 +18,7 @@ void sp__routes_update(sp_pool *p) {
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;
     p->hot.plain_release = t && !divert && !p->cfg.on_release;
     p->hot.top_first = t ? t->first : 0u;
+    p->hot.top_rec = t ? t->rec : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
     p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
 }
@@ -36,7 +37,7 @@ static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
     leased_from_stack(p);
     plain_set(p, idx);
     /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
-    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? 0u : rec_of(SP__REC_SHIFT(p), idx);
+    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
     void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
     DBG_SITE_CLEAR(p, idx);

@@ -127,6 +127,7 @@ typedef struct sp__hot {
                              acquisition takes the general path */
     uint32_t peak_top;    /* leased reaches a new peak when free_top goes below this */
     uint32_t top_first;   /* the top span's first slot index */
+    uint32_t top_rec;     /* the top span's record */
     uint32_t top_plain;   /* a pool of one span: its count when its releases may be plain, else 0 */
     bool plain_release;   /* releases may be plain (see sp__routes_update) */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
