@@ -261,6 +261,20 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
     sp__span *s = span_of(p, idx);
     _Atomic uint32_t *w = word_in(s, idx);
     void *item = item_in(p, s, idx);
+    uint32_t was = wload(w);
+    if (p->cfg.ordered && !p->cfg.on_release && !p->cfg.on_acquire &&
+        (!(was & SP__HANDLED) || (uint64_t)word_life(was) + p->handles.life_base < SP__LIFE_MAX)) {
+        /* The common reclaim (acquisition order, no hooks): the oldest lease ends and the
+           member is leased again at once as the newest, so leased, limbo and the peak stay. */
+        lease_unlink(p, idx);
+        p->counters.reclaimed++;
+        p->hot.acquired++;
+        wstore(w, word_make((was & SP__HANDLED) ? word_life(was) + 1u : word_life(was), SP__LEASED));
+        DBG_LEASING(p, idx, item);
+        DBG_SITE_CLEAR(p, idx);
+        lease_append(p, idx);
+        return item;
+    }
     lease_to_word(p, idx, w);
     if (p->cfg.ordered) lease_unlink(p, idx);
     if (p->cfg.on_release) run_on_release(p, w, item); /* still leased while it runs */

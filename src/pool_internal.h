@@ -279,9 +279,11 @@ static inline sp__span *top_span(const sp_pool *p) { return atomic_load_explicit
 
 /* ---- from a slot index to its span, its word, its member ----------------------------------- */
 
-/* The live span holding slot idx's bookkeeping (idx below its count), or NULL: its record
-   from the index's bit length (rec_of), no search. */
+/* The live span holding slot idx's bookkeeping (idx below its count), or NULL: the top span,
+   else its record from the index's bit length (rec_of), no search. */
 static inline sp__span *span_of(const sp_pool *p, uint32_t idx) {
+    sp__span *t = top_span(p); /* (every member of a pool of one span: no span number needed) */
+    if (SP__LIKELY(t && idx - t->first < span_count(t))) return t;
     uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
     if (k >= rec_count(p)) return NULL;
     sp__span *s = rec_span(&p->mem.recs[k]);
