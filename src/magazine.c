@@ -229,6 +229,24 @@ static SP__NOINLINE void retire(sp_pool *p, uint32_t idx) {
     sp__ts_unlock(p);
 }
 
+/* A freed member: onto the thread's loaded magazine, with room made by the depot when it is
+   full; with no cache or no magazine (out of memory), the loose ones. */
+static SP__NOINLINE sp_result freed_elsewhere(sp_pool *p, sp__tcache *c, uint32_t idx) {
+    if (c && (c->loaded->n < c->loaded->cap || room_made(p, c))) {
+        c->loaded->e[c->loaded->n++] = idx;
+        sp__ts_count(&c->released);
+        return SP_OK;
+    }
+    sp__ts_lock(p);
+    sp__ts_loose_push(p, idx);
+    if (c)
+        sp__ts_count(&c->released);
+    else
+        p->ts->released++;
+    sp__ts_unlock(p);
+    return SP_OK;
+}
+
 /* Every release but the common one (below). */
 static SP__NOINLINE sp_result release_full(sp_pool *p, void *item, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0)) return sp__release_general(p, item); /* as acquire */
@@ -284,39 +302,8 @@ static SP__NOINLINE sp_result release_full(sp_pool *p, void *item, const char *f
 #  if SP_DEBUG
     sp__dbg_freed(p, &s->dbg[idx - s->first], item, p->cfg.item_size, !p->cfg.create);
 #  endif
-    if (c && (c->loaded->n < c->loaded->cap || room_made(p, c))) {
-        c->loaded->e[c->loaded->n++] = idx;
-        sp__ts_count(&c->released);
-        INSIDE(c, 0);
-        return SP_OK;
-    }
-    /* No cache or no magazine (out of memory): the loose ones. */
-    sp__ts_lock(p);
-    sp__ts_loose_push(p, idx);
-    if (c)
-        sp__ts_count(&c->released);
-    else
-        p->ts->released++;
-    sp__ts_unlock(p);
+    freed_elsewhere(p, c, idx);
     if (c) INSIDE(c, 0);
-    return SP_OK;
-}
-
-/* A member freed by the common release whose thread's loaded magazine is full, or that has no
-   cache: room made by the depot, else the loose ones. */
-static SP__NOINLINE sp_result freed_elsewhere(sp_pool *p, sp__tcache *c, uint32_t idx) {
-    if (c && room_made(p, c)) {
-        c->loaded->e[c->loaded->n++] = idx;
-        sp__ts_count(&c->released);
-        return SP_OK;
-    }
-    sp__ts_lock(p);
-    sp__ts_loose_push(p, idx);
-    if (c)
-        sp__ts_count(&c->released);
-    else
-        p->ts->released++;
-    sp__ts_unlock(p);
     return SP_OK;
 }
 
