@@ -458,6 +458,10 @@ typedef struct sp_desc {
                                thread caches up to two magazines per pool; the starting size,
                                grown for cross-thread traffic (see THREADS) (=0: 64; at most
                                65536) */
+    size_t thread_cache_bytes; /* thread-safe pools: the most bytes of free members one thread
+                                  keeps in its two magazines of this pool, which caps
+                                  magazine_size and its growth; never below one member a
+                                  magazine (see THREADS) (=0: 256 KiB; SIZE_MAX: no bound) */
 } sp_desc;
 
 /* Numbers for a debug overlay. */

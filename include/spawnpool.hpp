@@ -241,6 +241,7 @@ public:
                                                 release, objects are built and destroyed on the
                                                 calling thread (THREADS in spawnpool.h) */
         std::size_t magazine_size = 0;       /* thread-safe pools' per-thread cache (=64) */
+        std::size_t thread_cache_bytes = 0;  /* ... and its most bytes a thread (=256 KiB) */
     };
 
     /* A pool named `name` with default options. Check valid(): creation fails (logged) only
@@ -384,6 +385,7 @@ private:
         d.buffer_size = opt.buffer_size;
         d.threads = opt.threads;
         d.magazine_size = opt.magazine_size;
+        d.thread_cache_bytes = opt.thread_cache_bytes;
         d.on_acquire = &constructing;
         set_hooks(d, std::integral_constant<bool, trivial>());
         return d;

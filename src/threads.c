@@ -256,9 +256,8 @@ void sp__ts_depot_visit(sp_pool *p, sp__tcache *c) {
     }
     if (!handoff || ++ts->strikes < SP__TS_GROW_STRIKES) return;
     ts->strikes = 0;
-    uint64_t limit = (uint64_t)ts->mag_first * SP__TS_GROW_FACTOR;
+    uint64_t limit = ts->mag_most;
     if (p->cfg.max && limit > p->cfg.max / SP__TS_GROW_MAX_SHARE) limit = p->cfg.max / SP__TS_GROW_MAX_SHARE;
-    if (limit > SP__TS_MAX_MAGAZINE) limit = SP__TS_MAX_MAGAZINE;
     if ((uint64_t)ts->mag_size * 2u <= limit) ts->mag_size *= 2u;
 }
 
@@ -528,6 +527,20 @@ __attribute__((destructor)) static void unload(void) {
 
 /* ---- creation and destruction ------------------------------------------------------------- */
 
+/* The magazines' sizes, once: magazine_size and its 16-fold growth, each within the byte bound
+   (a thread's two magazines of stride-byte members hold at most thread_cache_bytes, or one
+   member each when that is more). Only the sizes change: the per-call paths test m->cap. */
+static void magazines_size(sp__ts *ts, const sp_desc *d, size_t stride) {
+    size_t bytes = d->thread_cache_bytes ? d->thread_cache_bytes : SP__TS_DEFAULT_CACHE_BYTES;
+    size_t by_bytes = bytes / 2u / stride;
+    uint32_t first = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
+    uint64_t most = (uint64_t)first * SP__TS_GROW_FACTOR;
+    if (most > SP__TS_MAX_MAGAZINE) most = SP__TS_MAX_MAGAZINE;
+    if (most > by_bytes) most = by_bytes > 0 ? by_bytes : 1u;
+    ts->mag_most = (uint32_t)most;
+    ts->mag_first = ts->mag_size = first < ts->mag_most ? first : ts->mag_most;
+}
+
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     const char *why = d->magazine_size > SP__TS_MAX_MAGAZINE ? "magazine_size is larger than 65536"
                       : d->buffer ? "buffer: a fixed buffer cannot hold the per-thread caches"
@@ -554,8 +567,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
         sp__log(p, SP__MSG_NOMEM, "pool lock");
         return false;
     }
-    ts->mag_size = d->magazine_size ? (uint32_t)d->magazine_size : SP__TS_DEFAULT_MAGAZINE;
-    ts->mag_first = ts->mag_size;
+    magazines_size(ts, d, p->hot.stride);
     p->ts = ts;
     /* A thread-safe pool takes its tag now: other threads read it without the lock. */
     pthread_mutex_lock(&g_lock);
@@ -774,6 +786,18 @@ uint32_t sp__ts_magazine_size(const sp_pool *p) {
     return n;
 }
 
+uint32_t sp__ts_magazine_most(const sp_pool *p) { return p->ts->mag_most; } /* fixed at creation */
+
+void sp__ts_thread_cached(const sp_pool *p, size_t *members, size_t *capacity) {
+    const sp__tl_table *t = sp__tl;
+    const sp__ts *ts = p->ts;
+    const sp__tcache *c = t && ts->slot < t->cap && t->e[ts->slot].id == ts->id ? t->e[ts->slot].cache : NULL;
+    *members = *capacity = 0;
+    if (!c || !c->loaded) return; /* only its thread touches the magazines: no lock */
+    *members = (size_t)c->loaded->n + c->prev->n;
+    *capacity = (size_t)c->loaded->cap + c->prev->cap;
+}
+
 #else /* no threads (single-threaded WebAssembly, MSVC): refused at creation */
 
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
@@ -808,6 +832,14 @@ sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max)
 uint32_t sp__ts_magazine_size(const sp_pool *p) {
     (void)p;
     return 0;
+}
+uint32_t sp__ts_magazine_most(const sp_pool *p) {
+    (void)p;
+    return 0;
+}
+void sp__ts_thread_cached(const sp_pool *p, size_t *members, size_t *capacity) {
+    (void)p;
+    *members = *capacity = 0;
 }
 
 #endif

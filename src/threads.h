@@ -52,6 +52,11 @@ sp_result sp__ts_set(sp_pool *p, const sp_overflow *overflow, const size_t *max)
 
 /* White-box: the size new magazines have now (adaptive: see docs/threads.md). */
 uint32_t sp__ts_magazine_size(const sp_pool *p);
+/* White-box: the most a magazine of p may grow to (magazine_size and thread_cache_bytes). */
+uint32_t sp__ts_magazine_most(const sp_pool *p);
+/* White-box: what the calling thread's cache of p holds now: free members in its two magazines,
+   and their capacity (0 and 0 before its first call on p). */
+void sp__ts_thread_cached(const sp_pool *p, size_t *members, size_t *capacity);
 
 /* ---- hooks --------------------------------------------------------------------------------
    Hooks and log lines of a thread-safe pool run on many threads at once: they count as hooks of

@@ -12,10 +12,14 @@
 
 #  define SP__TS_DEFAULT_MAGAZINE 64u
 #  define SP__TS_MAX_MAGAZINE 65536u
+/* thread_cache_bytes' default: what a thread's two magazines of a pool may hold. 64-byte members
+   keep the default magazines and their 16-fold growth (2 x 1024 x 64 = 128 KiB), members up to
+   2 KiB the default size; larger members get smaller magazines (8 KiB ones: 16 a magazine). */
+#  define SP__TS_DEFAULT_CACHE_BYTES ((size_t)256u * 1024u)
 /* Adaptive magazines (Bonwick and Adams): the depot doubles the size of new magazines while
    visits are frequent and handed off between threads, up to this many times magazine_size (and
-   SP__TS_MAX_MAGAZINE; in a pool with max, max / SP__TS_GROW_MAX_SHARE at most, never below
-   magazine_size). A visit is frequent when it comes fewer than SP__TS_FREQUENT_MAGS magazines'
+   SP__TS_MAX_MAGAZINE and the byte bound; in a pool with max, max / SP__TS_GROW_MAX_SHARE at
+   most, never below magazine_size). A visit is frequent when it comes fewer than SP__TS_FREQUENT_MAGS magazines'
    worth of the thread's operations after its previous one; SP__TS_GROW_STRIKES such handed-off
    visits double the size. */
 #  define SP__TS_GROW_FACTOR 16u
@@ -59,8 +63,10 @@ typedef struct sp__ts {
     uint32_t depth;           /* the holder's locks */
     uint64_t id;          /* unique for the process's life: a thread's table entry matches it */
     uint32_t slot;        /* the pool's place in every thread's table (reused after it goes) */
-    uint32_t mag_size;    /* new magazines' size: magazine_size, doubled by contention */
-    uint32_t mag_first;   /* magazine_size */
+    uint32_t mag_size;    /* new magazines' size: mag_first, doubled by contention */
+    uint32_t mag_first;   /* magazine_size, within mag_most */
+    uint32_t mag_most;    /* the most a magazine may grow to: 16 x magazine_size, within
+                             SP__TS_MAX_MAGAZINE and thread_cache_bytes' members / 2 (at least 1) */
     uint32_t strikes;     /* frequent handed-off depot visits since the last doubling */
     const sp__tcache *last_visitor;
     sp__mag *full, *empty, *all_mags; /* the depot, and every magazine */
