@@ -216,8 +216,24 @@
     under the pool's lock trades whole magazines; growth, refills and the calls below that say
     "lock" take the lock. Any thread may release a member that another acquired. Traffic that
     keeps crossing the depot between threads (producer/consumer) doubles the size of new
-    magazines, up to 16 x magazine_size (and max / 64 in a pool with max). Safe from any thread
-    at any time:
+    magazines, up to 16 x magazine_size (and max / 64 in a pool with max).
+    What a thread parks is bounded in bytes too: its two magazines of a pool hold at most
+    `thread_cache_bytes` of members (default 256 KiB, counted in member strides: item_size
+    rounded up to item_align), or one member each when a member is larger than half of it; the
+    bound caps magazine_size and the growth, and leaves the per-call paths as they are. At the
+    default, members up to 128 bytes keep magazines of 64 growing to 1024, members up to 2 KiB
+    start at 64, an 8 KiB pool's magazines hold 16. So N threads that use M thread-safe pools
+    hold at most, free in their caches (N: the most threads alive at once that used a pool; an
+    exited thread's cache is the next thread's):
+        members      N x the sum over the M pools of max(thread_cache_bytes, 2 x stride)
+        bookkeeping  N x the sum over the M pools of 64 + 2 x (24 + 4 x most, rounded up to 64)
+    where most is a magazine's largest size (1024 at the defaults: 8,384 bytes a pool), and a
+    table of 16 bytes per pool slot a thread. 8 threads x 14 message-size
+    pools of 16 B to 8 KiB at the defaults: 2.97 MiB of members a thread once every pool's
+    magazines have grown, 23.7 MiB in all (37.6 MiB a thread without the bound; docs/threads.md,
+    "How much the caches hold"). The depot and the loose members are the pool's free members,
+    as in any pool (sp_trim gives them back).
+    Safe from any thread at any time:
     sp_acquire, _with, _force (no reclaim: it acts as sp_acquire), sp_acquire_handle,
     sp_release, sp_resolve, sp_handle_of, sp_is_leased, sp_prewarm (lock), sp_stats_get (lock;
     exact when no other thread is inside the pool, its counters monotone otherwise),
@@ -238,8 +254,9 @@
       pool (the lock is recursive); destroy, clear and trim are refused inside them.
     - max and DROP hold exactly for built members (growth is under the lock). A DROP pool may
       refuse while free members sit in other threads' caches: at most two magazines per other
-      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after (the depot, the
-      loose members and what exited threads left in their caches are taken first).
+      thread, 2 x magazine_size until they grow and at most 2 x max / 64 after, and never
+      more than thread_cache_bytes of them (the depot, the loose members and what exited
+      threads left in their caches are taken first).
     - Need quiescence (no other thread inside a call on the pool, and their calls ordered
       before and after by a join, a barrier or a lock): sp_each, sp_leased_each, sp_first /
       sp_next, sp_iter_first / sp_iter_next (each call), sp_release_all, sp_leak_report,
