@@ -307,6 +307,61 @@ static bool region_dense(FILE *md) {
     return true;
 }
 
+/* A row of the embed workload, whatever its n (the count it is about: full and quick runs
+   differ); *n gets it. */
+static bool embed_get(const char *impl, const char *metric, size_t *n, double *v) {
+    size_t ns[REPORT_N_MAX], n_count = report_ns("embed", 0, ns);
+    for (size_t k = 0; k < n_count; k++)
+        if (report_get("embed", ns[k], 0, impl, metric, v)) return *n = ns[k], true;
+    return false;
+}
+
+/* The embed workload (bench/bench_embed.c) in a few lines: the guide's numbers for library
+   authors. */
+static bool region_embed(FILE *md) {
+    size_t n, m, k;
+    double a, b, c, d;
+    bool any = false;
+    if (embed_get("spawnpool", "world_ns", &n, &a) && embed_get("malloc", "world_ns", &m, &b) &&
+        embed_get("spawnpool", "world_os_calls", &k, &c)) {
+        fprintf(md, "- **A world made, used and torn down** (53 pools of 16 B to 2 KiB, 24 members "
+                    "acquired from each, half of them released, every pool destroyed; the median "
+                    "of %zu worlds): %.1f µs, against %.1f µs for the same objects from malloc "
+                    "and free; %.0f system calls a world once warm.\n", n, a / 1000.0, b / 1000.0,
+                c);
+        any = true;
+    }
+    if (embed_get("spawnpool", "world_reserved_bytes", &n, &a) &&
+        embed_get("spawnpool", "world_process_reserved_bytes", &m, &b) &&
+        embed_get("spawnpool", "pools1000_reserved_bytes", &k, &c) &&
+        embed_get("spawnpool", "pools1000_process_reserved_bytes", &k, &d)) {
+        fprintf(md, "- **Address space** (reserved, committed only as members are built): a live "
+                    "world's %zu pools hold %.1f MiB of it (new reservations of the process for "
+                    "them: %.1f MiB); %zu live pools of 100 64-byte members hold %.1f MiB, the "
+                    "process %.1f MiB.\n", n, a / 1048576.0, b / 1048576.0, k, c / 1048576.0,
+                d / 1048576.0);
+        any = true;
+    }
+    if (embed_get("spawnpool", "pools_no_handle_ok", &n, &a) &&
+        embed_get("spawnpool", "pools_no_handle_ns", &n, &b) &&
+        embed_get("spawnpool", "pools_handle_ok", &m, &c) &&
+        embed_get("spawnpool", "pools_handle_ns", &m, &d)) {
+        fprintf(md, "- **Many live pools**: of %zu pools with a member each, all alive at once, "
+                    "%.0f worked (created, acquired from, released to, destroyed), %.2f µs a "
+                    "pool; of %zu with a handle each, %.0f resolved theirs, %.2f µs a pool.\n",
+                n, a, b / 1000.0, m, c, d / 1000.0);
+        any = true;
+    }
+    if (embed_get("spawnpool", "ts_alternating_ns", &n, &a) &&
+        embed_get("spawnpool", "ts_one_pool_ns", &m, &b)) {
+        fprintf(md, "- **Thread-safe pools in turn**: one thread's acquire and release pair on "
+                    "%zu thread-safe pools of 64-byte members in turn, %.1f ns; on one, %.1f ns.\n",
+                n, a, b);
+        any = true;
+    }
+    return any;
+}
+
 /* What to expect, in a few lines: the README's summary and the top of performance.md. */
 static bool region_expect(FILE *md) {
     bool any = false;
@@ -399,7 +454,7 @@ static const struct {
     {"lifo", region_lifo},       {"churn", region_churn},     {"fifo", region_fifo},
     {"reclaim", region_reclaim}, {"resolve", region_resolve}, {"iterate", region_iterate},
     {"frame", region_frame},     {"memory", region_memory},   {"threads", region_threads},
-    {"dense", region_dense},
+    {"dense", region_dense},     {"embed", region_embed},
 };
 
 /* ---------------------------------------------------------------------------------------------
