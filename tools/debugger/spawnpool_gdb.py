@@ -1,0 +1,401 @@
+# SPDX-License-Identifier: Zlib
+"""spawnpool_gdb.py -- gdb pretty-printers and commands for spawnpool. Load with one line:
+
+    source /usr/local/share/spawnpool/debugger/spawnpool_gdb.py
+
+(or put that line in ~/.gdbinit). They need spawnpool's debug info (a Debug or RelWithDebInfo
+build of the library); the acquisition sites need the debug variant (spawnpool-debug, SP_DEBUG=1).
+
+  print pool            an sp_pool or sp_pool *: name, order, overflow, threads, the numbers
+                        sp_stats_get reports (leased, free, peak, acquired...), its handle tag
+  print handle          an sp_handle: tag, slot, life, the pool that holds the tag, whether it
+                        resolves (as sp_resolve), and the member when it does
+  print dense, registry an sp_dense (its numbers), an sp_registry (its pools by name)
+  sp-leased POOL [N]    the leased members in the pool's order with their acquisition sites
+                        (at most N, default 200; 0: all)
+  sp-pools              every pool and dense pool that holds a handle tag now
+  sp-member-type NAME TYPE   members of the pools named NAME are TYPE: handles and sp-leased
+                        show their values
+  $sp_resolve(handle)   the member a handle names (a TYPE * after sp-member-type), or NULL
+
+The decoding is in spawnpool_model.py beside this file; this file is gdb's side of it."""
+
+import os
+import sys
+
+import gdb
+import gdb.printing
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(os.path.expanduser(__file__))))
+import spawnpool_model as model  # noqa: E402  (after the path)
+
+NO_DEBUG_INFO = ("spawnpool's debug info is not loaded: build the library with -g "
+                 "(CMAKE_BUILD_TYPE Debug or RelWithDebInfo)")
+
+
+class Value:
+    """The model's value adapter over a gdb.Value."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def f(self, name):
+        return Value(self.v[name])
+
+    def has(self, name):
+        t = self.v.type.strip_typedefs()
+        return any(field.name == name for field in t.fields())
+
+    def u(self):
+        return int(self.v)
+
+    def at(self, i):
+        return Value(self.v[i])
+
+    def deref(self):
+        return Value(self.v.dereference())
+
+    def cstr(self):
+        t = self.v.type.strip_typedefs()
+        if t.code == gdb.TYPE_CODE_PTR and int(self.v) == 0:
+            return None
+        if t.code == gdb.TYPE_CODE_ARRAY and t.sizeof == 0:  # a flexible array: char name[]
+            return self.v.address.cast(gdb.lookup_type("char").pointer()).string(errors="replace")
+        return self.v.string(errors="replace")
+
+
+def struct_type(name):
+    try:
+        t = gdb.lookup_type("struct " + name)
+    except gdb.error:
+        return None
+    return t if t.fields() else None  # an opaque declaration only: no debug info
+
+
+class Target:
+    """The model's target adapter over the selected inferior."""
+
+    def read(self, addr, n):
+        return bytes(gdb.selected_inferior().read_memory(addr, n)) if n else b""
+
+    def tag_holder(self, tag):
+        syms = gdb.lookup_static_symbols("tag_holder") if hasattr(gdb, "lookup_static_symbols") else []
+        if not syms:
+            s = gdb.lookup_static_symbol("tag_holder")
+            syms = [s] if s else []
+        if not syms:
+            return None
+        # A program may hold several copies of the library (each shared library that embeds the
+        # static one): the copy whose table has the tag taken answers.
+        for s in syms:
+            entry = int(s.value()[tag])
+            if entry:
+                return entry
+        return 0
+
+    def pool(self, addr):
+        return Value(gdb.Value(addr).cast(struct_type("sp_pool").pointer()).dereference())
+
+    def dense(self, addr):
+        return Value(gdb.Value(addr).cast(struct_type("sp_dense").pointer()).dereference())
+
+
+TARGET = Target()
+MEMBER_TYPES = {}  # pool name -> gdb.Type (sp-member-type)
+
+
+def enum_value(type_name, n, names):
+    """n as the library's enum (printed by name), or the name when the enum is not in the debug
+    info."""
+    try:
+        return gdb.Value(n).cast(gdb.lookup_type(type_name))
+    except gdb.error:
+        return names.get(n, str(n))
+
+
+def member_pointer(owner_name, addr):
+    t = MEMBER_TYPES.get(owner_name)
+    return gdb.Value(addr).cast((t or gdb.lookup_type("void")).pointer()), t is not None
+
+
+def pool_children(pool):
+    s = pool.stats()
+    yield "order", enum_value("sp_order", 1 if pool.ordered else 2, {1: model.ORDERS[True], 2: model.ORDERS[False]})
+    yield "overflow", enum_value("sp_overflow", pool.overflow, model.OVERFLOWS)
+    yield "threads", enum_value("sp_threads", 1 if pool.safe else 0, {0: "SP_THREADS_NONE", 1: "SP_THREADS_SAFE"})
+    for k in ("size", "leased", "free", "max", "peak_leased", "acquired", "released", "reclaimed",
+              "dropped", "grown_past_max", "created", "disposed", "bytes", "bytes_reserved"):
+        yield k, s[k]
+    yield "tag", pool.tag if pool.tagged else "none (no handle yet)"
+
+
+def dense_children(d):
+    s = d.stats()
+    yield "overflow", enum_value("sp_overflow", d.overflow, model.OVERFLOWS)
+    for k in ("size", "leased", "free", "max", "peak_leased", "acquired", "released", "reclaimed",
+              "dropped", "grown_past_max", "bytes"):
+        yield k, s[k]
+    yield "tag", d.tag
+
+
+class StructPrinter:
+    """An sp_pool / sp_dense / sp_registry, or a pointer to one (NULL: 0x0)."""
+
+    def __init__(self, val, kind, pointer):
+        self.val, self.kind, self.pointer = val, kind, pointer
+
+    def target(self):
+        if not struct_type(self.kind):
+            raise gdb.error(NO_DEBUG_INFO)
+        v = self.val.dereference() if self.pointer else self.val
+        return Value(v.cast(struct_type(self.kind)))
+
+    def prefix(self):
+        return ("0x%x " % int(self.val)) if self.pointer else ""
+
+    def to_string(self):
+        if self.pointer and int(self.val) == 0:
+            return "(%s *) 0x0" % self.kind
+        try:
+            v = self.target()
+            if self.kind == "sp_registry":
+                return "%ssp_registry with %d pools" % (self.prefix(), v.f("count").u())
+            return '%s%s "%s"' % (self.prefix(), self.kind, v.f("name").cstr())
+        except (gdb.error, gdb.MemoryError) as e:
+            return "%s%s <unreadable: %s>" % (self.prefix(), self.kind, e)
+
+    def children(self):
+        if self.pointer and int(self.val) == 0:
+            return
+        try:
+            v = self.target()
+            if self.kind == "sp_pool":
+                items = list(pool_children(model.Pool(TARGET, v)))
+            elif self.kind == "sp_dense":
+                items = list(dense_children(model.Dense(TARGET, v)))
+            else:
+                ptype = gdb.lookup_type("sp_pool").pointer()
+                items = [(n, gdb.Value(a).cast(ptype)) for n, a in model.registry_pools(v)]
+        except (gdb.error, gdb.MemoryError):
+            return
+        for i, (k, x) in enumerate(items):
+            if self.kind == "sp_registry":
+                yield "key%d" % i, '"%s"' % k
+                yield "value%d" % i, x
+            else:
+                yield k, x
+
+    def display_hint(self):
+        return "map" if self.kind == "sp_registry" else None
+
+
+def owner_label(owner):
+    kind = "sp_dense" if isinstance(owner, model.Dense) else "sp_pool"
+    return '%s "%s"' % (kind, owner.name)
+
+
+class HandlePrinter:
+    def __init__(self, val):
+        self.val = val
+        self.hid = int(val["id"])
+        self.res = None
+        self.error = None
+        try:
+            self.res = model.resolve(TARGET, self.hid)
+        except (gdb.error, gdb.MemoryError) as e:
+            self.error = e
+
+    def to_string(self):
+        if self.hid == 0:
+            return "sp_handle null"
+        if self.error is not None:
+            return "sp_handle <unreadable: %s>" % self.error
+        r = self.res
+        where = (" of " + owner_label(r.owner)) if r.owner else ""
+        why = (" (%s)" % r.why) if r.why and r.state != "leased" else ""
+        return "sp_handle %s%s%s" % (r.state, why, where)
+
+    def children(self):
+        if self.hid == 0:
+            return
+        tag, slot, life = model.handle_parts(self.hid)
+        yield "tag", tag
+        yield "slot", slot
+        yield "life", life
+        r = self.res
+        if r is not None and r.state == "leased":
+            ptr, typed = member_pointer(r.owner.name, r.member)
+            yield "member", ptr
+            if typed:
+                yield "value", ptr.dereference()
+
+
+def lookup(val):
+    t = val.type.strip_typedefs()
+    pointer = t.code == gdb.TYPE_CODE_PTR
+    if pointer:
+        t = t.target().strip_typedefs()
+    if t.code != gdb.TYPE_CODE_STRUCT:
+        return None
+    name = t.tag
+    if name == "sp_handle" and not pointer:
+        return HandlePrinter(val)
+    if name in ("sp_pool", "sp_dense", "sp_registry"):
+        return StructPrinter(val, name, pointer)
+    return None
+
+
+def pool_of(arg):
+    """The model of the pool (or dense pool) an expression names: a pointer or a struct."""
+    v = gdb.parse_and_eval(arg)
+    t = v.type.strip_typedefs()
+    if t.code == gdb.TYPE_CODE_PTR:
+        if int(v) == 0:
+            raise gdb.GdbError("sp-leased: %s is NULL" % arg)
+        t, v = t.target().strip_typedefs(), v.dereference()
+    if t.tag not in ("sp_pool", "sp_dense") or not struct_type(t.tag):
+        raise gdb.GdbError("sp-leased: %s is not an sp_pool or sp_dense (%s)" % (
+            arg, NO_DEBUG_INFO if t.tag in ("sp_pool", "sp_dense") else "it is %s" % v.type))
+    v = Value(v.cast(struct_type(t.tag)))
+    return model.Pool(TARGET, v) if t.tag == "sp_pool" else model.Dense(TARGET, v)
+
+
+def value_text(owner_name, addr):
+    ptr, typed = member_pointer(owner_name, addr)
+    return ("  " + str(ptr.dereference())) if typed else ""
+
+
+class LeasedCommand(gdb.Command):
+    """sp-leased POOL [N]: the leased members of POOL (an sp_pool * or sp_pool expression) in the
+pool's order, each with its slot, address, acquisition site (debug builds of the library) and the
+handle its lease has out; at most N of them (default 200, 0: all). An sp_dense lists its
+elements in array order."""
+
+    def __init__(self):
+        super().__init__("sp-leased", gdb.COMMAND_DATA, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        args = gdb.string_to_argv(arg)
+        if not args or len(args) > 2:
+            raise gdb.GdbError("usage: sp-leased POOL [N]")
+        limit = int(args[1]) if len(args) == 2 else 200
+        p = pool_of(args[0])
+        if isinstance(p, model.Dense):
+            self.dense(p, limit)
+            return
+        leased = p.leased()
+        order = "acquisition order" if p.ordered else "memory order"
+        print('sp_pool "%s": %d leased (%s)' % (p.name, len(leased), order))
+        unrecorded = False
+        for n, (idx, span) in enumerate(leased):
+            if limit and n == limit:
+                print("  ... and %d more (sp-leased %s 0 lists them all)" % (len(leased) - limit, args[0]))
+                break
+            site = span.site(idx)
+            if site is None:
+                where, unrecorded = "", True
+            elif site[0] is None:
+                where = "  acquired without a site"
+            else:
+                where = "  acquired at %s:%d" % site
+            hid = p.handle_of(idx, span)
+            handle = ""
+            if hid:
+                tag, slot, life = model.handle_parts(hid)
+                handle = "  handle {tag %d, slot %d, life %d}" % (tag, slot, life)
+            addr = span.member(idx)
+            print("  slot %d  0x%x%s%s%s" % (idx, addr, where, handle, value_text(p.name, addr)))
+        if unrecorded:
+            print("  (acquisition sites not recorded: the library was built with SP_DEBUG=0; link "
+                  "spawnpool-debug, or build it with SP_DEBUG=1, to record them)")
+
+    @staticmethod
+    def dense(d, limit):
+        count = d.v.f("count").u()
+        print('sp_dense "%s": %d elements (array order; a dense pool records no sites)' % (d.name, count))
+        items, back = d.v.f("items").u(), d.v.f("back")
+        for i in range(count if not limit else min(count, limit)):
+            slot = back.at(i).u()
+            life = d.v.f("slots").at(slot).f("life").u()
+            addr = items + i * d.stride
+            print("  [%d] slot %d  0x%x  handle {tag %d, slot %d, life %d}%s" % (
+                i, slot, addr, d.tag, slot, life, value_text(d.name, addr)))
+        if limit and count > limit:
+            print("  ... and %d more" % (count - limit))
+
+
+class PoolsCommand(gdb.Command):
+    """sp-pools: every sp_pool and sp_dense that holds a handle tag now (pools take one with their
+first handle, thread-safe and dense pools at creation), from the library's tag table."""
+
+    def __init__(self):
+        super().__init__("sp-pools", gdb.COMMAND_DATA)
+
+    def invoke(self, arg, from_tty):
+        syms = gdb.lookup_static_symbols("tag_holder") if hasattr(gdb, "lookup_static_symbols") else []
+        if not syms:
+            raise gdb.GdbError("sp-pools: " + NO_DEBUG_INFO)
+        import struct
+        n = 0
+        for s in syms:
+            v = s.value()
+            raw = TARGET.read(int(v.address), 8 * model.TAG_COUNT)
+            for tag, entry in enumerate(struct.unpack("<%dQ" % model.TAG_COUNT, raw)):
+                if not entry:
+                    continue
+                owner = model.holder(TARGET, tag)
+                kind = "sp_dense" if entry & 1 else "sp_pool"
+                print('tag %d  (%s *) 0x%x  "%s"' % (tag, kind, entry & ~1, owner.name))
+                n += 1
+        print("%d pools hold a tag" % n)
+
+
+class MemberTypeCommand(gdb.Command):
+    """sp-member-type NAME TYPE: the members of the pools named NAME are TYPE, so that handles,
+$sp_resolve and sp-leased show them as TYPE. Without arguments: the types set so far."""
+
+    def __init__(self):
+        super().__init__("sp-member-type", gdb.COMMAND_DATA)
+
+    def invoke(self, arg, from_tty):
+        parts = arg.split(None, 1)
+        if not parts:
+            for name, t in sorted(MEMBER_TYPES.items()):
+                print('"%s": %s' % (name, t))
+            return
+        if len(parts) != 2:
+            raise gdb.GdbError("usage: sp-member-type POOL-NAME TYPE")
+        try:
+            MEMBER_TYPES[parts[0]] = gdb.lookup_type(parts[1].strip())
+        except gdb.error:
+            try:
+                MEMBER_TYPES[parts[0]] = gdb.parse_and_eval("(%s *) 0" % parts[1]).type.target()
+            except gdb.error as e:
+                raise gdb.GdbError("sp-member-type: no type %s (%s)" % (parts[1], e))
+
+
+class ResolveFunction(gdb.Function):
+    """$sp_resolve(handle): the member an sp_handle names, as sp_resolve would return it (a
+pointer of the type sp-member-type set for its pool, else void *), or NULL."""
+
+    def __init__(self):
+        super().__init__("sp_resolve")
+
+    def invoke(self, handle):
+        r = model.resolve(TARGET, int(handle["id"]))
+        owner = r.owner.name if r.owner else None
+        return member_pointer(owner, r.member if r.state == "leased" else 0)[0]
+
+
+def lookup_printer(val):
+    return lookup(val)
+
+
+lookup_printer.name = "spawnpool"
+lookup_printer.enabled = True
+
+gdb.printing.register_pretty_printer(None, lookup_printer, replace=True)
+LeasedCommand()
+PoolsCommand()
+MemberTypeCommand()
+ResolveFunction()
