@@ -26,8 +26,9 @@ static uint32_t tag_cursor;              /* where the next search starts */
 static uint32_t tag_limit = SP__TAG_COUNT; /* tags below this are handed out (white-box) */
 /* Who holds each tag: its sp_pool or sp_dense (the low bit set for an sp_dense), 0 when free.
    The library never reads it: a debugger does, to find the pool a handle names (tools/debugger).
-   Zeroed static memory, so the pages no tag touched cost nothing. */
-static uintptr_t tag_holder[SP__TAG_COUNT];
+   External (sp_internal.h), so that an optimiser keeps it although nothing here reads it;
+   zeroed memory, so the pages no tag touched cost nothing. */
+uintptr_t sp__tag_holders[SP__TAG_COUNT];
 
 void sp__tags_lock(void) {
     while (atomic_flag_test_and_set_explicit(&tag_lock, memory_order_acquire)) {
@@ -76,14 +77,14 @@ void sp__tag_release(uint32_t tag, uint32_t highest_life) {
     /* The next pool would start at high + 1 and must have the reserve after it. */
     if (tag_high[tag] >= SP__LIFE_MAX - SP__TAG_LIFE_RESERVE) bit_put(tag_retired, tag, true);
     bit_put(tag_used, tag, false);
-    tag_holder[tag] = 0;
+    sp__tag_holders[tag] = 0;
     sp__tags_unlock();
 }
 
 void sp__tag_holder_set(uint32_t tag, const void *holder, bool dense) {
     if (tag >= SP__TAG_COUNT) return;
     sp__tags_lock();
-    tag_holder[tag] = (uintptr_t)holder | (dense ? 1u : 0u);
+    sp__tag_holders[tag] = (uintptr_t)holder | (dense ? 1u : 0u);
     sp__tags_unlock();
 }
 

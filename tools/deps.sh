@@ -67,6 +67,7 @@ reqs() {
                 echo "need cmd cppcheck cppcheck static analysis"
                 echo "need cmd python3 python3 the documentation checks (tools/check_docs.py)"
                 echo "need cmd git git the documentation checks (the README's FetchContent)"
+                echo "need cmd gdb gdb the debugger printers' test (tests/debugger)"
             else
                 echo "want pc sdl2 libsdl2-dev windows and screenshots (without it: the terminal fountain only)"
             fi

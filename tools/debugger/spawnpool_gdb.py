@@ -72,6 +72,23 @@ def struct_type(name):
     return t if t.fields() else None  # an opaque declaration only: no debug info
 
 
+def holder_tables():
+    """The tag table's holders (tags.c, sp__tag_holders) of every copy of the library loaded."""
+    tables = []
+    for objfile in gdb.objfiles():
+        try:
+            sym = objfile.lookup_global_symbol("sp__tag_holders") or objfile.lookup_static_symbol("sp__tag_holders")
+        except (AttributeError, gdb.error):
+            sym = None
+        if sym is not None:
+            tables.append(sym.value())
+    if not tables:
+        sym = gdb.lookup_global_symbol("sp__tag_holders")
+        if sym is not None:
+            tables.append(sym.value())
+    return tables
+
+
 class Target:
     """The model's target adapter over the selected inferior."""
 
@@ -79,16 +96,13 @@ class Target:
         return bytes(gdb.selected_inferior().read_memory(addr, n)) if n else b""
 
     def tag_holder(self, tag):
-        syms = gdb.lookup_static_symbols("tag_holder") if hasattr(gdb, "lookup_static_symbols") else []
-        if not syms:
-            s = gdb.lookup_static_symbol("tag_holder")
-            syms = [s] if s else []
-        if not syms:
+        tables = holder_tables()
+        if not tables:
             return None
         # A program may hold several copies of the library (each shared library that embeds the
         # static one): the copy whose table has the tag taken answers.
-        for s in syms:
-            entry = int(s.value()[tag])
+        for table in tables:
+            entry = int(table[tag])
             if entry:
                 return entry
         return 0
@@ -332,14 +346,13 @@ first handle, thread-safe and dense pools at creation), from the library's tag t
         super().__init__("sp-pools", gdb.COMMAND_DATA)
 
     def invoke(self, arg, from_tty):
-        syms = gdb.lookup_static_symbols("tag_holder") if hasattr(gdb, "lookup_static_symbols") else []
-        if not syms:
+        tables = holder_tables()
+        if not tables:
             raise gdb.GdbError("sp-pools: " + NO_DEBUG_INFO)
         import struct
         n = 0
-        for s in syms:
-            v = s.value()
-            raw = TARGET.read(int(v.address), 8 * model.TAG_COUNT)
+        for table in tables:
+            raw = TARGET.read(int(table.address), 8 * model.TAG_COUNT)
             for tag, entry in enumerate(struct.unpack("<%dQ" % model.TAG_COUNT, raw)):
                 if not entry:
                     continue
