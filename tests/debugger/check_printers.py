@@ -9,9 +9,13 @@ line with printers.expected, exactly, after four normalisations:
   - @NAME@ in the expected text is the line of the source marked SITE_NAME;
   - expected lines starting "debug|" are for the program linked to the debug library (sites),
     "release|" for the one linked to the SP_DEBUG=0 library, both prefixes removed.
+With --install BUILD PREFIX, the build is installed into PREFIX first (cmake --install) and
+nothing is sourced: gdb auto-loads the printers with the installed shared library, which the
+program (linked to it, without a build-tree RPATH) loads from PREFIX.
 Exits 77 (ctest: skipped) with a line when gdb is not installed.
   check_printers.py --gdb GDB --program PROG --variant debug|release --printers SCRIPT
-                    --commands printers.gdb --expected printers.expected --source printers_program.c"""
+                    --commands printers.gdb --expected printers.expected --source printers_program.c
+                    [--install BUILD PREFIX --cmake CMAKE --libdir LIBDIR]"""
 import argparse
 import difflib
 import os
@@ -25,6 +29,9 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("gdb", "program", "variant", "printers", "commands", "expected", "source"):
         ap.add_argument("--" + a, required=True)
+    ap.add_argument("--install", nargs=2)
+    ap.add_argument("--cmake", default="cmake")
+    ap.add_argument("--libdir", default="lib")
     args = ap.parse_args()
     gdb = shutil.which(args.gdb)
     if not gdb:
@@ -34,8 +41,19 @@ def main():
     env = dict(os.environ)
     # LeakSanitizer cannot run under ptrace; the program is killed at the stop anyway.
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-    run = subprocess.run([gdb, "-batch", "-nx", "-ex", "source " + args.printers, "-x", args.commands,
-                          args.program], capture_output=True, text=True, env=env, timeout=300)
+    load = ["-ex", "source " + args.printers]
+    if args.install:
+        build, prefix = args.install
+        shutil.rmtree(prefix, ignore_errors=True)
+        inst = subprocess.run([args.cmake, "--install", build, "--prefix", prefix], capture_output=True, text=True)
+        if inst.returncode != 0:
+            print("check_printers: cmake --install failed:\n" + inst.stdout + inst.stderr)
+            return 1
+        env["LD_LIBRARY_PATH"] = os.path.join(prefix, args.libdir)
+        load = ["-iex", "set auto-load scripts-directory " + os.path.join(prefix, "share/gdb/auto-load"),
+                "-iex", "add-auto-load-safe-path " + prefix]
+    run = subprocess.run([gdb, "-batch", "-nx"] + load + ["-x", args.commands, args.program],
+                         capture_output=True, text=True, env=env, timeout=300)
     out = run.stdout + run.stderr
     if "==BEGIN==\n" not in out:
         print("check_printers: gdb never reached the stop:\n" + out)

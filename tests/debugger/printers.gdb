@@ -45,12 +45,12 @@ echo -- tags\n
 sp-pools
 echo -- numbers against sp_stats_get\n
 python
-# (the sourced script's names: pool_of, TARGET, Value, model)
-decals = dict(model.registry_pools(Value(gdb.parse_and_eval("*scene"))))["decals"]
+import spawnpool_gdb as sp
+decals = dict(sp.model.registry_pools(sp.Value(gdb.parse_and_eval("*scene"))))["decals"]
 for name, stats in (("enemies", "enemies_stats"), ("bullets", "bullets_stats"),
                     ("sparks", "sparks_stats"), ("empty_pool", "empty_stats"),
                     ("particles", "particles_stats"), ("decals", "decals_stats")):
-    p = model.Pool(TARGET, TARGET.pool(decals)) if name == "decals" else pool_of(name)
+    p = sp.model.Pool(sp.TARGET, sp.TARGET.pool(decals)) if name == "decals" else sp.pool_of(name)
     want = gdb.parse_and_eval(stats)
     wrong = [k for k, v in p.stats().items() if int(want[k]) != v]
     print("%s: %s" % (name, ("differs in " + ", ".join(wrong)) if wrong else "as sp_stats_get"))

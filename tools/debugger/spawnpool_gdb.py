@@ -26,6 +26,7 @@ import sys
 import gdb
 import gdb.printing
 
+sys.dont_write_bytecode = True  # (no __pycache__ in the install directory or the source tree)
 sys.path.insert(0, os.path.dirname(os.path.abspath(os.path.expanduser(__file__))))
 import spawnpool_model as model  # noqa: E402  (after the path)
 
@@ -407,6 +408,9 @@ def lookup_printer(val):
 lookup_printer.name = "spawnpool"
 lookup_printer.enabled = True
 
+# Sourced, this file runs as gdb's __main__: it answers `import spawnpool_gdb` too (scripts that
+# use its functions, the auto-load script), so that it is never loaded twice.
+sys.modules.setdefault("spawnpool_gdb", sys.modules[__name__])
 gdb.printing.register_pretty_printer(None, lookup_printer, replace=True)
 LeasedCommand()
 PoolsCommand()
