@@ -30,6 +30,9 @@ have() {
             printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' \
                 >"$tmp/f.c" &&
             clang -fsanitize=address,undefined,fuzzer "$tmp/f.c" -o "$tmp/f" >/dev/null 2>&1 ;;
+    # lldb's Python module (the lldb command runs without it, but runs no scripts).
+    lldbpy)
+        command -v lldb >/dev/null 2>&1 && lldb -b -o "script import lldb" >/dev/null 2>&1 ;;
     # gcc's ThreadSanitizer runtime (libtsan, pulled in by gcc on amd64): link a program with it.
     tsan)
         printf 'int main(void) { return 0; }\n' >"$tmp/t.c" &&
@@ -68,6 +71,8 @@ reqs() {
                 echo "need cmd python3 python3 the documentation checks (tools/check_docs.py)"
                 echo "need cmd git git the documentation checks (the README's FetchContent)"
                 echo "need cmd gdb gdb the debugger printers' test (tests/debugger)"
+                echo "need cmd lldb lldb the debugger printers' test under lldb (tests/debugger)"
+                echo "need lldbpy lldb python3-lldb the debugger printers' test under lldb (its Python)"
             else
                 echo "want pc sdl2 libsdl2-dev windows and screenshots (without it: the terminal fountain only)"
             fi

@@ -119,38 +119,33 @@ TARGET = Target()
 MEMBER_TYPES = {}  # pool name -> gdb.Type (sp-member-type)
 
 
-def enum_value(type_name, n, names):
-    """n as the library's enum (printed by name), or the name when the enum is not in the debug
-    info."""
-    try:
-        return gdb.Value(n).cast(gdb.lookup_type(type_name))
-    except gdb.error:
-        return names.get(n, str(n))
-
-
 def member_pointer(owner_name, addr):
     t = MEMBER_TYPES.get(owner_name)
     return gdb.Value(addr).cast((t or gdb.lookup_type("void")).pointer()), t is not None
 
 
+def as_gdb(name, x):
+    """A field's value for gdb: an enum's name as the library's enum (printed by name)."""
+    enum = {"order": "sp_order", "overflow": "sp_overflow", "threads": "sp_threads"}.get(name)
+    if enum:
+        try:
+            t = gdb.lookup_type(enum)
+            for f in t.fields():
+                if f.name == x:
+                    return gdb.Value(f.enumval).cast(t)
+        except gdb.error:
+            pass
+    return x
+
+
 def pool_children(pool):
-    s = pool.stats()
-    yield "order", enum_value("sp_order", 1 if pool.ordered else 2, {1: model.ORDERS[True], 2: model.ORDERS[False]})
-    yield "overflow", enum_value("sp_overflow", pool.overflow, model.OVERFLOWS)
-    yield "threads", enum_value("sp_threads", 1 if pool.safe else 0, {0: "SP_THREADS_NONE", 1: "SP_THREADS_SAFE"})
-    for k in ("size", "leased", "free", "max", "peak_leased", "acquired", "released", "reclaimed",
-              "dropped", "grown_past_max", "created", "disposed", "bytes", "bytes_reserved"):
-        yield k, s[k]
-    yield "tag", pool.tag if pool.tagged else "none (no handle yet)"
+    for k, x in model.pool_fields(pool):
+        yield k, as_gdb(k, x)
 
 
 def dense_children(d):
-    s = d.stats()
-    yield "overflow", enum_value("sp_overflow", d.overflow, model.OVERFLOWS)
-    for k in ("size", "leased", "free", "max", "peak_leased", "acquired", "released", "reclaimed",
-              "dropped", "grown_past_max", "bytes"):
-        yield k, s[k]
-    yield "tag", d.tag
+    for k, x in model.dense_fields(d):
+        yield k, as_gdb(k, x)
 
 
 class StructPrinter:
@@ -204,11 +199,6 @@ class StructPrinter:
         return "map" if self.kind == "sp_registry" else None
 
 
-def owner_label(owner):
-    kind = "sp_dense" if isinstance(owner, model.Dense) else "sp_pool"
-    return '%s "%s"' % (kind, owner.name)
-
-
 class HandlePrinter:
     def __init__(self, val):
         self.val = val
@@ -221,14 +211,9 @@ class HandlePrinter:
             self.error = e
 
     def to_string(self):
-        if self.hid == 0:
-            return "sp_handle null"
         if self.error is not None:
             return "sp_handle <unreadable: %s>" % self.error
-        r = self.res
-        where = (" of " + owner_label(r.owner)) if r.owner else ""
-        why = (" (%s)" % r.why) if r.why and r.state != "leased" else ""
-        return "sp_handle %s%s%s" % (r.state, why, where)
+        return model.handle_title(self.hid, self.res if self.hid else None)
 
     def children(self):
         if self.hid == 0:
@@ -294,49 +279,8 @@ elements in array order."""
         if not args or len(args) > 2:
             raise gdb.GdbError("usage: sp-leased POOL [N]")
         limit = int(args[1]) if len(args) == 2 else 200
-        p = pool_of(args[0])
-        if isinstance(p, model.Dense):
-            self.dense(p, limit)
-            return
-        leased = p.leased()
-        order = "acquisition order" if p.ordered else "memory order"
-        print('sp_pool "%s": %d leased (%s)' % (p.name, len(leased), order))
-        unrecorded = False
-        for n, (idx, span) in enumerate(leased):
-            if limit and n == limit:
-                print("  ... and %d more (sp-leased %s 0 lists them all)" % (len(leased) - limit, args[0]))
-                break
-            site = span.site(idx)
-            if site is None:
-                where, unrecorded = "", True
-            elif site[0] is None:
-                where = "  acquired without a site"
-            else:
-                where = "  acquired at %s:%d" % site
-            hid = p.handle_of(idx, span)
-            handle = ""
-            if hid:
-                tag, slot, life = model.handle_parts(hid)
-                handle = "  handle {tag %d, slot %d, life %d}" % (tag, slot, life)
-            addr = span.member(idx)
-            print("  slot %d  0x%x%s%s%s" % (idx, addr, where, handle, value_text(p.name, addr)))
-        if unrecorded:
-            print("  (acquisition sites not recorded: the library was built with SP_DEBUG=0; link "
-                  "spawnpool-debug, or build it with SP_DEBUG=1, to record them)")
-
-    @staticmethod
-    def dense(d, limit):
-        count = d.v.f("count").u()
-        print('sp_dense "%s": %d elements (array order; a dense pool records no sites)' % (d.name, count))
-        items, back = d.v.f("items").u(), d.v.f("back")
-        for i in range(count if not limit else min(count, limit)):
-            slot = back.at(i).u()
-            life = d.v.f("slots").at(slot).f("life").u()
-            addr = items + i * d.stride
-            print("  [%d] slot %d  0x%x  handle {tag %d, slot %d, life %d}%s" % (
-                i, slot, addr, d.tag, slot, life, value_text(d.name, addr)))
-        if limit and count > limit:
-            print("  ... and %d more" % (count - limit))
+        for line in model.leased_lines(pool_of(args[0]), limit, args[0], value_text):
+            print(line)
 
 
 class PoolsCommand(gdb.Command):

@@ -315,3 +315,82 @@ def registry_pools(v):
         e = entries.at(i)
         out.append((e.f("name").cstr() or "", e.f("pool").u()))
     return out
+
+
+# ---- what the printers show, the same in every debugger ------------------------------------
+
+POOL_NUMBERS = ("size", "leased", "free", "max", "peak_leased", "acquired", "released", "reclaimed",
+                "dropped", "grown_past_max", "created", "disposed", "bytes", "bytes_reserved")
+DENSE_NUMBERS = ("size", "leased", "free", "max", "peak_leased", "acquired", "released", "reclaimed",
+                 "dropped", "grown_past_max", "bytes")
+NO_SITES = ("  (acquisition sites not recorded: the library was built with SP_DEBUG=0; link "
+            "spawnpool-debug, or build it with SP_DEBUG=1, to record them)")
+
+
+def pool_fields(pool):
+    """[(name, value)] an sp_pool shows: enums by name (str), numbers (int)."""
+    s = pool.stats()
+    out = [("order", ORDERS[pool.ordered]), ("overflow", OVERFLOWS.get(pool.overflow, str(pool.overflow))),
+           ("threads", "SP_THREADS_SAFE" if pool.safe else "SP_THREADS_NONE")]
+    out += [(k, s[k]) for k in POOL_NUMBERS]
+    out.append(("tag", pool.tag if pool.tagged else "none (no handle yet)"))
+    return out
+
+
+def dense_fields(d):
+    s = d.stats()
+    out = [("overflow", OVERFLOWS.get(d.overflow, str(d.overflow)))]
+    out += [(k, s[k]) for k in DENSE_NUMBERS]
+    out.append(("tag", d.tag))
+    return out
+
+
+def handle_title(hid, res):
+    """The first words of a handle's text: what it names."""
+    if hid == 0:
+        return "sp_handle null"
+    kind = "sp_dense" if isinstance(res.owner, Dense) else "sp_pool"
+    where = (' of %s "%s"' % (kind, res.owner.name)) if res.owner else ""
+    why = (" (%s)" % res.why) if res.why and res.state != "leased" else ""
+    return "sp_handle %s%s%s" % (res.state, why, where)
+
+
+def leased_lines(p, limit, expr, value_text):
+    """sp-leased's lines for a Pool or a Dense: value_text(owner name, address) is the member's
+    value as text ("" when its type is not known)."""
+    if isinstance(p, Dense):
+        count = p.v.f("count").u()
+        lines = ['sp_dense "%s": %d elements (array order; a dense pool records no sites)' % (p.name, count)]
+        items, back = p.v.f("items").u(), p.v.f("back")
+        for i in range(count if not limit else min(count, limit)):
+            slot = back.at(i).u()
+            life = p.v.f("slots").at(slot).f("life").u()
+            addr = items + i * p.stride
+            lines.append("  [%d] slot %d  0x%x  handle {tag %d, slot %d, life %d}%s" % (
+                i, slot, addr, p.tag, slot, life, value_text(p.name, addr)))
+        if limit and count > limit:
+            lines.append("  ... and %d more" % (count - limit))
+        return lines
+    leased = p.leased()
+    lines = ['sp_pool "%s": %d leased (%s)' % (p.name, len(leased), "acquisition order" if p.ordered else "memory order")]
+    unrecorded = False
+    for n, (idx, span) in enumerate(leased):
+        if limit and n == limit:
+            lines.append("  ... and %d more (sp-leased %s 0 lists them all)" % (len(leased) - limit, expr))
+            break
+        site = span.site(idx)
+        if site is None:
+            where, unrecorded = "", True
+        elif site[0] is None:
+            where = "  acquired without a site"
+        else:
+            where = "  acquired at %s:%d" % site
+        hid = p.handle_of(idx, span)
+        handle = ""
+        if hid:
+            handle = "  handle {tag %d, slot %d, life %d}" % handle_parts(hid)
+        addr = span.member(idx)
+        lines.append("  slot %d  0x%x%s%s%s" % (idx, addr, where, handle, value_text(p.name, addr)))
+    if unrecorded:
+        lines.append(NO_SITES)
+    return lines
