@@ -30,14 +30,25 @@ have() {
             printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' \
                 >"$tmp/f.c" &&
             clang -fsanitize=address,undefined,fuzzer "$tmp/f.c" -o "$tmp/f" >/dev/null 2>&1 ;;
-    # lldb's Python module (the lldb command runs without it, but runs no scripts).
+    # lldb's Python module (the lldb command runs without it, but runs no scripts), where
+    # tests/debugger/check_printers.py looks for it too (see lldb_python_path).
     lldbpy)
-        command -v lldb >/dev/null 2>&1 && lldb -b -o "script import lldb" >/dev/null 2>&1 ;;
+        command -v lldb >/dev/null 2>&1 &&
+            PYTHONPATH=$(lldb_python_path) lldb -b -o "script import lldb" >/dev/null 2>&1 ;;
     # gcc's ThreadSanitizer runtime (libtsan, pulled in by gcc on amd64): link a program with it.
     tsan)
         printf 'int main(void) { return 0; }\n' >"$tmp/t.c" &&
             gcc -fsanitize=thread "$tmp/t.c" -o "$tmp/t" >/dev/null 2>&1 ;;
     esac
+}
+
+# Debian's lldb 14 looks for its Python module in a directory that does not exist
+# (/usr/lib/local/lib/python3.X/dist-packages): the directories that hold it, for PYTHONPATH.
+lldb_python_path() {
+    for d in /usr/lib/llvm-*/lib/python3*/dist-packages; do
+        [ -f "$d/lldb/__init__.py" ] && printf '%s:' "$d"
+    done
+    printf '%s\n' "${PYTHONPATH:-}"
 }
 
 # The clang runtime's package follows the installed clang's major version (libclang-rt-14-dev
