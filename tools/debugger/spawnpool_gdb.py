@@ -18,7 +18,8 @@ build of the library); the acquisition sites need the debug variant (spawnpool-d
                         show their values
   $sp_resolve(handle)   the member a handle names (a TYPE * after sp-member-type), or NULL
 
-The decoding is in spawnpool_model.py beside this file; this file is gdb's side of it."""
+The decoding is in spawnpool_model.py beside this file; this file is gdb's side of it
+(spawnpool_lldb.py is lldb's)."""
 
 import os
 import sys
