@@ -131,6 +131,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
     d->logger = desc->logger;
     d->tag = tag;
     d->life_first = life_first;
+    sp__tag_holder_set(tag, d, true);
     d->free_slot = d->oldest = d->newest = SP_DENSE_NONE;
     d->self_bytes = self_bytes;
     d->limit = desc->max ? desc->max : sh.items_max;

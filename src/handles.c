@@ -24,6 +24,7 @@ bool sp__tag_take(sp_pool *p) {
     p->handles.tag = tag;
     p->handles.life_base = first - 1u;
     p->handles.tagged = true;
+    sp__tag_holder_set(tag, p, false);
     return true;
 }
 

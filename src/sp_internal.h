@@ -223,6 +223,10 @@ bool sp__counters_grew(sp__counters *c, uint64_t past);
 #define SP__TAG_LIFE_RESERVE (1u << 20)
 bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life);
 void sp__tag_release(uint32_t tag, uint32_t highest_life);
+/* Records the object that took tag (an sp_pool, or an sp_dense when dense), for debuggers only:
+   the printers in tools/debugger find a handle's pool through it. sp__tag_release forgets it. */
+void sp__tag_holder_set(uint32_t tag, const void *holder, bool dense);
+extern uintptr_t sp__tag_holders[SP__TAG_COUNT]; /* (tags.c: what the printers read) */
 uint32_t sp__tags_retired(void);
 /* White-box: a tag's high-water life, whether it retired. sp__tags_reset forgets the marks and
    retirements of every tag no live pool holds, as a fresh process would have them: for test

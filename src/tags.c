@@ -24,6 +24,11 @@ static uint64_t tag_retired[TAG_WORDS]; /* lives used up: never again */
 static uint32_t tag_high[SP__TAG_COUNT]; /* the highest life handed out under each tag */
 static uint32_t tag_cursor;              /* where the next search starts */
 static uint32_t tag_limit = SP__TAG_COUNT; /* tags below this are handed out (white-box) */
+/* Who holds each tag: its sp_pool or sp_dense (the low bit set for an sp_dense), 0 when free.
+   The library never reads it: a debugger does, to find the pool a handle names (tools/debugger).
+   External (sp_internal.h), so that an optimiser keeps it although nothing here reads it;
+   zeroed memory, so the pages no tag touched cost nothing. */
+uintptr_t sp__tag_holders[SP__TAG_COUNT];
 
 void sp__tags_lock(void) {
     while (atomic_flag_test_and_set_explicit(&tag_lock, memory_order_acquire)) {
@@ -72,6 +77,14 @@ void sp__tag_release(uint32_t tag, uint32_t highest_life) {
     /* The next pool would start at high + 1 and must have the reserve after it. */
     if (tag_high[tag] >= SP__LIFE_MAX - SP__TAG_LIFE_RESERVE) bit_put(tag_retired, tag, true);
     bit_put(tag_used, tag, false);
+    sp__tag_holders[tag] = 0;
+    sp__tags_unlock();
+}
+
+void sp__tag_holder_set(uint32_t tag, const void *holder, bool dense) {
+    if (tag >= SP__TAG_COUNT) return;
+    sp__tags_lock();
+    sp__tag_holders[tag] = (uintptr_t)holder | (dense ? 1u : 0u);
     sp__tags_unlock();
 }
 

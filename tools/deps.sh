@@ -30,11 +30,25 @@ have() {
             printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }\n' \
                 >"$tmp/f.c" &&
             clang -fsanitize=address,undefined,fuzzer "$tmp/f.c" -o "$tmp/f" >/dev/null 2>&1 ;;
+    # lldb's Python module (the lldb command runs without it, but runs no scripts), where
+    # tests/debugger/check_printers.py looks for it too (see lldb_python_path).
+    lldbpy)
+        command -v lldb >/dev/null 2>&1 &&
+            PYTHONPATH=$(lldb_python_path) lldb -b -o "script import lldb" >/dev/null 2>&1 ;;
     # gcc's ThreadSanitizer runtime (libtsan, pulled in by gcc on amd64): link a program with it.
     tsan)
         printf 'int main(void) { return 0; }\n' >"$tmp/t.c" &&
             gcc -fsanitize=thread "$tmp/t.c" -o "$tmp/t" >/dev/null 2>&1 ;;
     esac
+}
+
+# Debian's lldb 14 looks for its Python module in a directory that does not exist
+# (/usr/lib/local/lib/python3.X/dist-packages): the directories that hold it, for PYTHONPATH.
+lldb_python_path() {
+    for d in /usr/lib/llvm-*/lib/python3*/dist-packages; do
+        [ -f "$d/lldb/__init__.py" ] && printf '%s:' "$d"
+    done
+    printf '%s\n' "${PYTHONPATH:-}"
 }
 
 # The clang runtime's package follows the installed clang's major version (libclang-rt-14-dev
@@ -67,6 +81,9 @@ reqs() {
                 echo "need cmd cppcheck cppcheck static analysis"
                 echo "need cmd python3 python3 the documentation checks (tools/check_docs.py)"
                 echo "need cmd git git the documentation checks (the README's FetchContent)"
+                echo "need cmd gdb gdb the debugger printers' test (tests/debugger)"
+                echo "need cmd lldb lldb the debugger printers' test under lldb (tests/debugger)"
+                echo "need lldbpy lldb python3-lldb the debugger printers' test under lldb (its Python)"
             else
                 echo "want pc sdl2 libsdl2-dev windows and screenshots (without it: the terminal fountain only)"
             fi
