@@ -545,3 +545,38 @@ sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
 #endif
     return sp_release(pool, item);
 }
+
+/* ---- zeroed acquisition ------------------------------------------------------------------------
+   The pool knows a member is zero only when it has just built it (sp__member_build zeroes it and,
+   without a create hook, nothing writes it before it is handed out): an acquisition that finds
+   no free member and builds one, without a reclaim. Anything else gets the memset. The check
+   reads what the general path changes anyway (the stack's top, two counters), so no hot path
+   keeps new state for it. A thread-safe pool's members come from magazines whose history is the
+   other threads': always zeroed here. */
+static void *acquire_zeroed(sp_pool *pool, const char *file, int line) {
+    if (pool->cfg.create || pool->cfg.on_acquire) {
+        sp__log(pool, SP__MSG_ZEROED_HOOKS);
+        return NULL;
+    }
+    bool may_build = !pool->ts && pool->hot.free_top == 0;
+    uint64_t created = may_build ? pool->counters.created : 0;
+    uint64_t reclaimed = may_build ? pool->counters.reclaimed : 0;
+#if SP_DEBUG
+    void *item = sp_acquire_with_at(pool, NULL, file, line);
+#else
+    (void)file, (void)line;
+    void *item = sp_acquire(pool);
+#endif
+    if (!item) return NULL;
+    bool fresh = may_build && pool->counters.created == created + 1u && pool->counters.reclaimed == reclaimed;
+    if (!fresh) memset(item, 0, pool->cfg.item_size);
+    return item;
+}
+
+void *sp_acquire_zeroed(sp_pool *pool) { return sp_acquire_zeroed_at(pool, NULL, 0); }
+
+void *sp_acquire_zeroed_at(sp_pool *pool, const char *file, int line) {
+    if (SP__UNLIKELY(!pool)) return acquire_null("sp_acquire_zeroed");
+    SP__ONE_THREAD(pool, "sp_acquire_zeroed", void *, NULL, sp_acquire_zeroed_at(pool, file, line));
+    return acquire_zeroed(pool, file, line);
+}
