@@ -264,6 +264,14 @@
       (dlclose) once its thread-safe pools are destroyed.
     A pool without SP_THREADS_SAFE pays nothing for the mode. See docs/threads.md.
 
+    SIZE CLASSES AND ZEROED MEMBERS
+    ===============================
+    sp_acquire_zeroed() hands out a member with its item_size bytes zeroed (calloc), skipping
+    the memset when the pool builds the member for the call. For buffers of many sizes,
+    include/spawnpool_sizes.h makes one sp_sizes object of a pool per size class: acquire by
+    size, release by the pointer alone (O(1)), resize as realloc does, calloc-like zeroing, per-
+    class stats; its header's top is its manual.
+
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
     objects it hands out (docs/guide.md, section 12).
 

@@ -25,25 +25,6 @@ void sp__routes_update(sp_pool *p) {
 
 /* ---- leasing a free member ---------------------------------------------------------------- */
 
-/* One member leased from the stack (the plain path's count: see peak_sync). */
-static inline void leased_from_stack(sp_pool *p) {
-    if (p->hot.free_top < p->hot.peak_top) p->hot.peak_top = p->hot.free_top;
-    p->hot.acquired++;
-}
-
-/* The plain acquisition of the stack's top entry, idx, of any span. */
-static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
-    p->hot.free_top -= SP__ENTRY;
-    leased_from_stack(p);
-    plain_set(p, idx);
-    /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
-    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
-    void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
-    DBG_LEASING(p, idx, item);
-    DBG_SITE_CLEAR(p, idx);
-    return item;
-}
-
 static SP__NOINLINE void run_on_acquire(sp_pool *p, _Atomic uint32_t *w, void *item, const void *arg) {
     SP__RUN_HOOK(p, w, item, p->cfg.on_acquire(item, arg, p->cfg.user));
 }
@@ -346,7 +327,7 @@ static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t top = p->hot.free_top;
     if (SP__UNLIKELY(top <= p->hot.plain_floor))
         return p->ts ? sp__ts_acquire(p, arg, force, NULL, 0) : sp__acquire_general(p, arg, force);
-    return acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
+    return sp__acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
 }
 
 void *sp_acquire(sp_pool *pool) {

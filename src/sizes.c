@@ -151,12 +151,53 @@ static SP__NOINLINE uint32_t class_by_range(const sp_sizes *s, const void *item)
     return cls;
 }
 
-/* The class whose spans item lies in, or SP__NIL (the class pool then checks the member). */
-static inline uint32_t class_of(const sp_sizes *s, const void *item) {
+/* The class whose spans item lies in, or SP__NIL (the class pool then checks the member); *span
+   the span record the shared source's map names, when it is the class pool's (else NULL). */
+static inline uint32_t class_of_at(const sp_sizes *s, const void *item, const sp__span_rec **span) {
     const sp__owner_map *m = atomic_load_explicit(&s->map, memory_order_acquire);
-    const void *r = sp__owner_at(m, item);
+    const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, item);
     uint32_t cls = r ? class_of_record(s, r) : SP__NIL;
+    *span = cls != SP__NIL ? r : NULL;
     return SP__LIKELY(cls != SP__NIL) ? cls : class_by_range(s, item);
+}
+
+static inline uint32_t class_of(const sp_sizes *s, const void *item) {
+    const sp__span_rec *unused;
+    return class_of_at(s, item, &unused);
+}
+
+/* ---- the class pools' plain paths -----------------------------------------------------------
+   A release build takes a plain pool's plain acquisition and release here, inline, as
+   sp_acquire and sp_release would after their own tests: the release already knows the span
+   from the map, so it does not look for it again. Anything else (a debug library's checks, a
+   thread-safe pool, a member that is not leased plainly, a pool with no free member) goes
+   through the pool's own calls. */
+static inline void *class_acquire(sp_pool *p) {
+#if !SP_DEBUG
+    if (SP__LIKELY(!p->ts)) {
+        uint32_t top = p->hot.free_top;
+        if (SP__LIKELY(top > p->hot.plain_floor)) return sp__acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
+    }
+#endif
+    return sp_acquire(p);
+}
+
+static inline sp_result class_release(sp_pool *p, const sp__span_rec *r, void *item) {
+#if !SP_DEBUG
+    if (SP__LIKELY(r && !p->ts && p->hot.plain_release)) {
+        const sp__span *span = rec_span(r);
+        if (SP__LIKELY(span != NULL)) {
+            uint64_t q = member_number(p, (uintptr_t)span->items, (uintptr_t)item);
+            if (SP__LIKELY(q < span_count(span)) && plain_take(p, span->first + (uint32_t)q)) {
+                stack_push(p, span->first + (uint32_t)q);
+                return SP_OK;
+            }
+        }
+    }
+#else
+    (void)r;
+#endif
+    return sp_release(p, item);
 }
 
 /* ---- what the class pools tell the set (sp__pool_owner) -------------------------------------- */
@@ -297,7 +338,7 @@ static void sizes_free(sp_sizes *s) {
 /* Creates class k's pool, known to the set from before its first span. */
 static bool class_create(sp_sizes *s, const sp_sizes_desc *d, uint32_t k) {
     char name[SP__NAME_CAP];
-    snprintf(name, sizeof name, "%s:%zu", s->name, s->class_size[k]);
+    snprintf(name, sizeof name, "%.26s:%zu", s->name, s->class_size[k]); /* (fits in any case) */
     sp_desc pd;
     memset(&pd, 0, sizeof pd);
     pd.name = name;
@@ -338,8 +379,7 @@ sp_sizes *sp_sizes_create(const sp_sizes_desc *desc) {
     s->allocator = a;
     s->logger = desc->logger;
     s->own_bytes = sizeof *s;
-    /* The class pools' names add ":<size>": keep the set's short enough for them. */
-    snprintf(s->name, sizeof s->name - 12u, "%s", name);
+    snprintf(s->name, sizeof s->name, "%s", name);
     const size_t *classes = desc->classes ? desc->classes : default_classes;
     s->count = (uint32_t)(desc->classes ? desc->class_count : sizeof default_classes / sizeof *default_classes);
     for (uint32_t k = 0; k < s->count; k++) s->class_size[k] = classes[k];
@@ -384,7 +424,7 @@ void sp_sizes_destroy(sp_sizes *sizes) {
 void *sp_sizes_acquire(sp_sizes *sizes, size_t size) {
     if (SP__UNLIKELY(!sizes)) { null_logged("sp_sizes_acquire"); return NULL; }
     if (SP__UNLIKELY(size - 1u >= sizes->largest)) return size_refused(sizes, "sp_sizes_acquire", size);
-    return sp_acquire(sizes->pools[class_for(sizes, size)]);
+    return class_acquire(sizes->pools[class_for(sizes, size)]);
 }
 
 void *sp_sizes_acquire_at(sp_sizes *sizes, size_t size, const char *file, int line) {
@@ -404,12 +444,13 @@ void *sp_sizes_acquire_zeroed_at(sp_sizes *sizes, size_t size, const char *file,
 sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
     if (SP__UNLIKELY(!sizes)) { null_logged("sp_sizes_release"); return SP_ERR_INVALID; }
     if (SP__UNLIKELY(!item)) return SP_OK;
-    uint32_t cls = class_of(sizes, item);
+    const sp__span_rec *r;
+    uint32_t cls = class_of_at(sizes, item, &r);
     if (SP__UNLIKELY(cls == SP__NIL)) {
         foreign(sizes, "sp_sizes_release", item);
         return SP_ERR_FOREIGN;
     }
-    return sp_release(sizes->pools[cls], item);
+    return class_release(sizes->pools[cls], r, item);
 }
 
 sp_result sp_sizes_release_at(sp_sizes *sizes, void *item, const char *file, int line) {
