@@ -94,7 +94,8 @@ typedef struct sp_sizes sp_sizes; /* opaque; create with sp_sizes_create */
 
 /* Everything a set is made from. Zero means default: fill it with designated initializers. */
 typedef struct sp_sizes_desc {
-    const char *name;       /* for log lines; each class pool is "<name>:<size>" (="sizes") */
+    const char *name;       /* for log lines, at most 47 bytes; each class pool is named
+                               "<name>:<size>", name cut to 26 bytes there (="sizes") */
     const size_t *classes;  /* ascending class sizes in bytes (=NULL: the default table) */
     size_t class_count;     /* entries of classes (=0 with classes NULL) */
     size_t max;             /* most members of each class (=0: unbounded) */

@@ -112,9 +112,9 @@ static inline uint32_t class_for(const sp_sizes *s, size_t size) {
     return k;
 }
 
-static size_t chunk_home(const sp_sizes *s, uintptr_t key) {
-    return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15u) >> 32) & s->chunk_mask;
-}
+/* A record chunk's first slot: its low bits. The classes' records lie in runs of chunks a pool
+   record apart, so nearby pools take nearby slots, and linear probing rarely goes past one. */
+static size_t chunk_home(const sp_sizes *s, uintptr_t key) { return (size_t)key & s->chunk_mask; }
 
 /* The class whose pool holds span record r, or SP__NIL. */
 static inline uint32_t class_of_record(const sp_sizes *s, const void *r) {
@@ -304,7 +304,7 @@ static bool steps_build(sp_sizes *s) {
 
 /* The pointer -> class table: every chunk a class pool's span records touch. */
 static bool chunks_build(sp_sizes *s) {
-    size_t want = (size_t)s->count * SIZES_CHUNKS_PER_CLASS * 2u, cap = 16;
+    size_t want = (size_t)s->count * SIZES_CHUNKS_PER_CLASS * 4u, cap = 256;
     while (cap < want) cap *= 2u;
     s->chunks = (sizes_chunk *)sp__alloc(&s->allocator, cap * sizeof *s->chunks, _Alignof(sizes_chunk));
     if (!s->chunks) return false;
@@ -394,9 +394,10 @@ sp_sizes *sp_sizes_create(const sp_sizes_desc *desc) {
         s->threaded = true;
     }
 #endif
+    bool steps = steps_build(s);
     uint32_t wanted = s->count;
     s->count = 0; /* the classes created so far, which sizes_free destroys */
-    if (!steps_build(s)) {
+    if (!steps) {
         sp__log_to(&s->logger, s->name, SP__MSG_NOMEM, "the set's tables");
         sizes_free(s);
         return NULL;
@@ -427,7 +428,12 @@ void *sp_sizes_acquire(sp_sizes *sizes, size_t size) {
     return class_acquire(sizes->pools[class_for(sizes, size)]);
 }
 
+/* A library built with SP_DEBUG=0 records no sites: its _at functions are the plain ones. */
 void *sp_sizes_acquire_at(sp_sizes *sizes, size_t size, const char *file, int line) {
+#if !SP_DEBUG
+    (void)file, (void)line;
+    return sp_sizes_acquire(sizes, size);
+#endif
     if (SP__UNLIKELY(!sizes)) { null_logged("sp_sizes_acquire"); return NULL; }
     if (SP__UNLIKELY(size - 1u >= sizes->largest)) return size_refused(sizes, "sp_sizes_acquire", size);
     return sp_acquire_at(sizes->pools[class_for(sizes, size)], file, line);
@@ -454,6 +460,10 @@ sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
 }
 
 sp_result sp_sizes_release_at(sp_sizes *sizes, void *item, const char *file, int line) {
+#if !SP_DEBUG
+    (void)file, (void)line;
+    return sp_sizes_release(sizes, item);
+#endif
     if (SP__UNLIKELY(!sizes)) { null_logged("sp_sizes_release"); return SP_ERR_INVALID; }
     if (SP__UNLIKELY(!item)) return SP_OK;
     uint32_t cls = class_of(sizes, item);
