@@ -202,10 +202,11 @@ static inline sp_result class_release(sp_pool *p, const sp__span_rec *r, void *i
 
 /* ---- what the class pools tell the set (sp__pool_owner) -------------------------------------- */
 
+/* (a pool that takes a span while it is being created is the class being created) */
 static uint32_t class_of_pool(const sp_sizes *s, const sp_pool *pool) {
     for (uint32_t k = 0; k < s->count; k++)
         if (s->pools[k] == pool) return k;
-    return SP__NIL;
+    return s->count;
 }
 
 static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi) {
