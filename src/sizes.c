@@ -448,15 +448,27 @@ void *sp_sizes_acquire_zeroed_at(sp_sizes *sizes, size_t size, const char *file,
     return sp_acquire_zeroed_at(sizes->pools[class_for(sizes, size)], file, line);
 }
 
-sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
-    if (SP__UNLIKELY(!sizes)) { null_logged("sp_sizes_release"); return SP_ERR_INVALID; }
-    if (SP__UNLIKELY(!item)) return SP_OK;
-    const sp__span_rec *r;
-    uint32_t cls = class_of_at(sizes, item, &r);
-    if (SP__UNLIKELY(cls == SP__NIL)) {
+/* sp_sizes_release away from its common case: a NULL set or item, spans from an allocator, a
+   foreign pointer (out of line, so that the common case keeps no frame). */
+static SP__NOINLINE sp_result release_elsewhere(sp_sizes *sizes, void *item) {
+    if (!sizes) {
+        null_logged("sp_sizes_release");
+        return SP_ERR_INVALID;
+    }
+    if (!item) return SP_OK;
+    uint32_t cls = class_by_range(sizes, item);
+    if (cls == SP__NIL) {
         foreign(sizes, "sp_sizes_release", item);
         return SP_ERR_FOREIGN;
     }
+    return sp_release(sizes->pools[cls], item);
+}
+
+sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
+    if (SP__UNLIKELY(!sizes || !item)) return release_elsewhere(sizes, item);
+    const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(atomic_load_explicit(&sizes->map, memory_order_acquire), item);
+    uint32_t cls = r ? class_of_record(sizes, r) : SP__NIL;
+    if (SP__UNLIKELY(cls == SP__NIL)) return release_elsewhere(sizes, item);
     return class_release(sizes->pools[cls], r, item);
 }
 
