@@ -36,7 +36,7 @@ DEPS      ?= tools/deps.sh
 # few cheap suites of the calls they dispatch through. Built with SP_DEBUG=0, as users ship: the
 # thread-safe fast paths exist only there (debug builds take the checked paths, which the other
 # builds run threaded); test_threads_misuse links the debug variant, whose checks it tests.
-TSAN_TESTS = test_threads test_threads_cache test_threads_policies test_threads_same test_threads_reentry test_threads_lifecycle test_threads_misuse test_handles test_registry test_hooks test_cxx_pool_17
+TSAN_TESTS = test_threads test_threads_cache test_sizes test_threads_policies test_threads_same test_threads_reentry test_threads_lifecycle test_threads_misuse test_handles test_registry test_hooks test_cxx_pool_17
 EMPTY :=
 SPACE := $(EMPTY) $(EMPTY)
 

@@ -89,6 +89,15 @@ void bench_singleton_purge(void);
 /* The embed workload (bench_embed.c). */
 int bench_embed_run(bool quick);
 
+/* A malloc-like peer's entry points by name (glibc, mimalloc, tcmalloc, jemalloc when
+   preloaded): false, after saying why on stderr, when it is not available (bench_impls.c). */
+typedef void *(*bench_malloc_fn)(size_t);
+typedef void (*bench_free_fn)(void *);
+bool bench_peer_malloc(const char *name, bench_malloc_fn *malloc_fn, bench_free_fn *free_fn);
+
+/* The sizes workload (bench_sizes.c); impls "jemalloc" in jemalloc's own process. */
+int bench_sizes_run(bool quick, const char *impls);
+
 int bench_threads_run(const char *workload, bool quick, const char *impls,
                       const size_t *threads, size_t thread_count);
 

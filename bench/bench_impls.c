@@ -611,8 +611,6 @@ static void glibc_release(void *state, void *item) {
    mimalloc and tcmalloc, dlopened; jemalloc, preloaded.
    ------------------------------------------------------------------------------------------ */
 
-typedef void *(*bench_malloc_fn)(size_t);
-typedef void (*bench_free_fn)(void *);
 
 typedef struct dl_peer {
     const char *label;
@@ -698,6 +696,30 @@ static void *jemalloc_acquire(void *state) { return malloc(((sized_state *)state
 static void jemalloc_release(void *state, void *item) {
     (void)state;
     free(item);
+}
+
+static void *libc_malloc_entry(size_t size) { return __libc_malloc(size); }
+static void libc_free_entry(void *item) { __libc_free(item); }
+static void *plain_malloc(size_t size) { return malloc(size); }
+static void plain_free(void *item) { free(item); }
+
+bool bench_peer_malloc(const char *name, bench_malloc_fn *malloc_fn, bench_free_fn *free_fn) {
+    if (strcmp(name, "glibc") == 0) {
+        *malloc_fn = libc_malloc_entry, *free_fn = libc_free_entry;
+        return true;
+    }
+    if (strcmp(name, "jemalloc") == 0) {
+        if (dlsym(RTLD_DEFAULT, "mallctl") == NULL) {
+            fprintf(stderr, "skipping jemalloc: not preloaded (run with LD_PRELOAD=libjemalloc.so.2)\n");
+            return false;
+        }
+        *malloc_fn = plain_malloc, *free_fn = plain_free;
+        return true;
+    }
+    dl_peer *peer = strcmp(name, "mimalloc") == 0 ? &mimalloc_peer : strcmp(name, "tcmalloc") == 0 ? &tcmalloc_peer : NULL;
+    if (!peer || !dl_peer_load(peer)) return false;
+    *malloc_fn = peer->malloc_fn, *free_fn = peer->free_fn;
+    return true;
 }
 
 /* ---------------------------------------------------------------------------------------------

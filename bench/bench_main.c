@@ -1040,7 +1040,7 @@ static size_t parse_list(const char *s, size_t *out, size_t cap) {
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady|dense|embed\n"
+            "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady|dense|embed|sizes\n"
             "               [--quick] [--impl a,b] [--n 1000,100000] [--sizes 16,64,256]\n"
             "               [--datadir DIR]\n"
             "       spbench --workload threads_local|threads_cross|threads_mixed [--quick]\n"
@@ -1072,6 +1072,7 @@ int main(int argc, char **argv) {
     }
     if (workload == NULL) return usage();
     if (strcmp(workload, "embed") == 0) return bench_embed_run(quick); /* bench_embed.c */
+    if (strcmp(workload, "sizes") == 0) return bench_sizes_run(quick, params.impls); /* bench_sizes.c */
     if (strncmp(workload, "threads_", 8) == 0) /* bench_threads.c; --n gives thread counts */
         return bench_threads_run(workload, quick, params.impls, n_given ? params.ns : NULL,
                                  params.n_count);

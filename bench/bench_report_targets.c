@@ -425,6 +425,99 @@ static void target_alternating(FILE *md) {
     judged(md, target, alt / one <= 1.25, detail);
 }
 
+
+/* ---------------------------------------------------------------------------------------------
+   Size classes (bench_sizes.c): n live buffers, item size 0 for mixed sizes, 64 for one size
+   ------------------------------------------------------------------------------------------ */
+
+/* A mixed cell's place names no object size. */
+static void where_mixed(tally *t) {
+    char *z = strstr(t->where, " 0 B");
+    if (z) *z = '\0';
+}
+
+static const char *const no_sizes = "the run has no sizes rows (`spbench --workload sizes`)";
+
+/* The set against a plain pool's pair: one pool of 64 B in the 64-byte cells, the same pools in
+   a table the caller keeps (passing the class back) in the mixed ones. */
+static void target_sizes_pair(FILE *md) {
+    const char *target = "sizes: acquire+release within 1.25x of a plain pool's pair of the same size";
+    tally t = {0};
+    for (size_t size = 0; size <= 64; size += 64) {
+        size_t ns[REPORT_N_MAX], count = report_ns("sizes", size, ns);
+        for (size_t k = 0; k < count; k++) {
+            double set, ref;
+            const char *ref_name = size ? "spawnpool" : "spawnpool_pools";
+            if (!time_of("sizes", ns[k], size, "spawnpool_sizes", "ns_per_pair_min", &set) ||
+                !time_of("sizes", ns[k], size, ref_name, "ns_per_pair_min", &ref))
+                continue;
+            tally_add(&t, size ? "one size" : "mixed", ns[k], size, set, ref, ref_name, set <= 1.25 * ref);
+        }
+    }
+    if (t.cells == 0) {
+        line(md, target, "no data", no_sizes);
+        return;
+    }
+    where_mixed(&t);
+    char detail[256] = "";
+    appendf(detail, sizeof detail, "worst %.2fx (%s: the set %.1f ns, %s %.1f ns), best %.2fx; %zu of %zu cells miss",
+            t.worst, t.where, t.subject_ns, t.ref, t.ref_ns, t.best, t.missed, t.cells);
+    judged(md, target, t.missed == 0, detail);
+}
+
+static void target_sizes_peer(FILE *md, const char *peer) {
+    char target[128], subject[64];
+    snprintf(target, sizeof target, "sizes: faster than %s in a churn of mixed sizes (16 B-8 KiB; 1k, 64k, 1M live)", peer);
+    snprintf(subject, sizeof subject, "spawnpool_sizes@%s", peer);
+    if (!report_has("sizes", 0, subject)) snprintf(subject, sizeof subject, "spawnpool_sizes");
+    tally t = {0};
+    size_t ns[REPORT_N_MAX], count = report_ns("sizes", 0, ns);
+    for (size_t k = 0; k < count; k++) {
+        double set, ref;
+        if (!time_of("sizes", ns[k], 0, subject, "ns_per_pair_min", &set) ||
+            !time_of("sizes", ns[k], 0, peer, "ns_per_pair_min", &ref))
+            continue;
+        tally_add(&t, "mixed", ns[k], 0, set, ref, peer, set < ref);
+    }
+    if (t.cells == 0) {
+        line(md, target, "no data", no_sizes);
+        return;
+    }
+    where_mixed(&t);
+    char detail[256] = "";
+    appendf(detail, sizeof detail, "worst %.2fx (%s: the set %.1f ns, %s %.1f ns), best %.2fx; %zu of %zu cells miss",
+            t.worst, t.where, t.subject_ns, peer, t.ref_ns, t.best, t.missed, t.cells);
+    judged(md, target, t.missed == 0, detail);
+}
+
+static void target_sizes_threads(FILE *md) {
+    const char *target = "sizes: a thread-safe set at 2 threads within 1.15x of the thread-safe pools' pair";
+    double set, ref;
+    if (!time_of("sizes_threads", 2, 0, "spawnpool_sizes_ts", "ns_per_pair_min", &set) ||
+        !time_of("sizes_threads", 2, 0, "spawnpool_pools_ts", "ns_per_pair_min", &ref)) {
+        line(md, target, "no data", no_sizes);
+        return;
+    }
+    char detail[160] = "";
+    appendf(detail, sizeof detail, "%.2fx: %.1f ns a pair a thread, the pools in a table %.1f", set / ref, set, ref);
+    judged(md, target, set <= 1.15 * ref, detail);
+}
+
+static void target_sizes_memory(FILE *md) {
+    const char *target = "sizes: bookkeeping within 1.1x of the pools it is made of";
+    size_t ns[REPORT_N_MAX], count = report_ns("sizes_memory", 0, ns);
+    double set = 0, pools = 0;
+    if (count == 0 || !report_get("sizes_memory", ns[count - 1], 0, "spawnpool_sizes", "bytes", &set) ||
+        !report_get("sizes_memory", ns[count - 1], 0, "spawnpool_pools", "bytes", &pools) || pools <= 0) {
+        line(md, target, "no data", no_sizes);
+        return;
+    }
+    char detail[160] = "";
+    appendf(detail, sizeof detail, "%.4fx at %s live: the set %.0f B, the same pools alone %.0f B", set / pools,
+            report_n_label(ns[count - 1]), set, pools);
+    judged(md, target, set <= 1.1 * pools, detail);
+}
+
 void report_targets(FILE *md) {
     fprintf(md, "\n## Targets\n\nThe targets of 0.5, for the default pool as users create it "
                 "(`initial = 0`, grown by acquisition, memory order, no hooks). Wall-clock lines "
@@ -461,4 +554,9 @@ void report_targets(FILE *md) {
     target_live_pools(md, "embed: 65,536 live pools with a handle each, all working",
                       "pools_handle_ok", 65536);
     target_alternating(md);
+    target_sizes_pair(md);
+    static const char *const sizes_peers[] = {"glibc", "mimalloc", "tcmalloc", "jemalloc"};
+    for (size_t i = 0; i < sizeof sizes_peers / sizeof sizes_peers[0]; i++) target_sizes_peer(md, sizes_peers[i]);
+    target_sizes_threads(md);
+    target_sizes_memory(md);
 }

@@ -89,6 +89,8 @@ steps=(lifo churn fifo reclaim resolve iterate frame memory steady dense)
 # What an embedding library does (bench/bench_embed.c): worlds of 53 pools made and torn down,
 # many live pools, thread-safe pools in turn.
 steps+=(embed)
+# Size classes (bench/bench_sizes.c): mixed sizes against the peers and a table of pools.
+steps+=(sizes)
 # The threads workloads (bench/bench_threads.c): 1, 2, 4 and 8 threads on one shared pool.
 steps+=(threads_local threads_cross threads_mixed)
 if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
@@ -98,7 +100,7 @@ if ldconfig -p | grep 'libjemalloc\.so\.2 ' >/dev/null; then
   # the frame workload: the others run it in lockstep (each frame starts with the other
   # simulations in the cache), a process of its own would start every frame warm.
   # (grep without -q: with pipefail, -q's early exit would fail the pipeline on SIGPIPE)
-  steps+=(lifo+jemalloc churn+jemalloc fifo+jemalloc memory+jemalloc)
+  steps+=(lifo+jemalloc churn+jemalloc fifo+jemalloc memory+jemalloc sizes+jemalloc)
   steps+=(threads_local+jemalloc threads_cross+jemalloc threads_mixed+jemalloc)
 else
   echo "skipping jemalloc: libjemalloc.so.2 not installed" >&2
@@ -108,7 +110,7 @@ durations=$results/durations-$mode.txt
 declare -A took=()
 # Relative lengths of the steps (a quick run on a 2-core machine), for a first run's estimate.
 declare -A weight=([lifo]=12 [churn]=6 [fifo]=2 [reclaim]=1 [resolve]=1 [iterate]=8 [frame]=8
-                   [memory]=6 [steady]=1 [dense]=3 [embed]=1 [threads_local]=2 [threads_cross]=4
+                   [memory]=6 [steady]=1 [dense]=3 [embed]=1 [sizes]=4 [threads_local]=2 [threads_cross]=4
                    [threads_mixed]=3 [instr]=10)
 if [ -f "$durations" ]; then
   while read -r step secs; do took[$step]=$secs; done < "$durations"

@@ -281,6 +281,14 @@
       (dlclose) once its thread-safe pools are destroyed.
     A pool without SP_THREADS_SAFE pays nothing for the mode. See docs/threads.md.
 
+    SIZE CLASSES AND ZEROED MEMBERS
+    ===============================
+    sp_acquire_zeroed() hands out a member with its item_size bytes zeroed (calloc), skipping
+    the memset when the pool builds the member for the call. For buffers of many sizes,
+    include/spawnpool_sizes.h makes one sp_sizes object of a pool per size class: acquire by
+    size, release by the pointer alone (O(1)), resize as realloc does, calloc-like zeroing, per-
+    class stats; its header's top is its manual.
+
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
     objects it hands out (docs/guide.md, section 12).
 
@@ -584,6 +592,14 @@ SP_API void *sp_acquire_with(sp_pool *pool, const void *arg);
            inside the pool's priority, during its sp_clear/sp_pool_destroy. */
 SP_API void *sp_acquire_force(sp_pool *pool, const void *arg);
 
+/* sp_acquire with the member's item_size bytes zeroed, as calloc gives. The memset is skipped
+   when the acquisition builds the member (no free member was left), whose memory the pool
+   zeroed as it built it; a free member, a reclaimed one, and every member of a thread-safe pool
+   are zeroed here. Refused (NULL and one line) in a pool with `create` or `on_acquire`: their
+   hooks set a member's contents, which zeroing would undo or the hook would overwrite.
+   @return the member, or NULL as sp_acquire. O(1) plus the memset. */
+SP_API void *sp_acquire_zeroed(sp_pool *pool);
+
 /* sp_acquire_with that also writes the handle of the new life to *out (unless out is NULL):
    the same handle sp_handle_of would give, without mapping the pointer back to its slot.
    @return the member, or NULL (and the null handle in *out) as sp_acquire_with, or when the
@@ -620,6 +636,7 @@ SP_API void *sp_acquire_with_at(sp_pool *pool, const void *arg, const char *file
 SP_API void *sp_acquire_force_at(sp_pool *pool, const void *arg, const char *file, int line);
 SP_API void *sp_acquire_handle_at(sp_pool *pool, const void *arg, sp_handle *out, const char *file,
                                   int line);
+SP_API void *sp_acquire_zeroed_at(sp_pool *pool, const char *file, int line);
 SP_API sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line);
 
 /* ---------------------------------------------------------------------------------------------
@@ -854,6 +871,7 @@ SP_API size_t sp_registry_release_all(sp_registry *reg);
 #  define sp_acquire_with(...) sp_acquire_with_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_acquire_force(...) sp_acquire_force_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_acquire_handle(...) sp_acquire_handle_at(__VA_ARGS__, __FILE__, __LINE__)
+#  define sp_acquire_zeroed(...) sp_acquire_zeroed_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_release(...) sp_release_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_spawn(...) sp_spawn_at(__VA_ARGS__, __FILE__, __LINE__)
 #  define sp_registry_release(...) sp_registry_release_at(__VA_ARGS__, __FILE__, __LINE__)

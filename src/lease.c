@@ -25,25 +25,6 @@ void sp__routes_update(sp_pool *p) {
 
 /* ---- leasing a free member ---------------------------------------------------------------- */
 
-/* One member leased from the stack (the plain path's count: see peak_sync). */
-static inline void leased_from_stack(sp_pool *p) {
-    if (p->hot.free_top < p->hot.peak_top) p->hot.peak_top = p->hot.free_top;
-    p->hot.acquired++;
-}
-
-/* The plain acquisition of the stack's top entry, idx, of any span. */
-static inline void *acquire_plain(sp_pool *p, uint32_t idx) {
-    p->hot.free_top -= SP__ENTRY;
-    leased_from_stack(p);
-    plain_set(p, idx);
-    /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
-    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
-    void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
-    DBG_LEASING(p, idx, item);
-    DBG_SITE_CLEAR(p, idx);
-    return item;
-}
-
 static SP__NOINLINE void run_on_acquire(sp_pool *p, _Atomic uint32_t *w, void *item, const void *arg) {
     SP__RUN_HOOK(p, w, item, p->cfg.on_acquire(item, arg, p->cfg.user));
 }
@@ -346,7 +327,7 @@ static inline void *acquire_fast(sp_pool *p, const void *arg, bool force) {
     uint32_t top = p->hot.free_top;
     if (SP__UNLIKELY(top <= p->hot.plain_floor))
         return p->ts ? sp__ts_acquire(p, arg, force, NULL, 0) : sp__acquire_general(p, arg, force);
-    return acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
+    return sp__acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
 }
 
 void *sp_acquire(sp_pool *pool) {
@@ -544,4 +525,39 @@ sp_result sp_release_at(sp_pool *pool, void *item, const char *file, int line) {
     (void)file, (void)line;
 #endif
     return sp_release(pool, item);
+}
+
+/* ---- zeroed acquisition ------------------------------------------------------------------------
+   The pool knows a member is zero only when it has just built it (sp__member_build zeroes it and,
+   without a create hook, nothing writes it before it is handed out): an acquisition that finds
+   no free member and builds one, without a reclaim. Anything else gets the memset. The check
+   reads what the general path changes anyway (the stack's top, two counters), so no hot path
+   keeps new state for it. A thread-safe pool's members come from magazines whose history is the
+   other threads': always zeroed here. */
+static void *acquire_zeroed(sp_pool *pool, const char *file, int line) {
+    if (pool->cfg.create || pool->cfg.on_acquire) {
+        sp__log(pool, SP__MSG_ZEROED_HOOKS);
+        return NULL;
+    }
+    bool may_build = !pool->ts && pool->hot.free_top == 0;
+    uint64_t created = may_build ? pool->counters.created : 0;
+    uint64_t reclaimed = may_build ? pool->counters.reclaimed : 0;
+#if SP_DEBUG
+    void *item = sp_acquire_with_at(pool, NULL, file, line);
+#else
+    (void)file, (void)line;
+    void *item = sp_acquire(pool);
+#endif
+    if (!item) return NULL;
+    bool fresh = may_build && pool->counters.created == created + 1u && pool->counters.reclaimed == reclaimed;
+    if (!fresh) memset(item, 0, pool->cfg.item_size);
+    return item;
+}
+
+void *sp_acquire_zeroed(sp_pool *pool) { return sp_acquire_zeroed_at(pool, NULL, 0); }
+
+void *sp_acquire_zeroed_at(sp_pool *pool, const char *file, int line) {
+    if (SP__UNLIKELY(!pool)) return acquire_null("sp_acquire_zeroed");
+    SP__ONE_THREAD(pool, "sp_acquire_zeroed", void *, NULL, sp_acquire_zeroed_at(pool, file, line));
+    return acquire_zeroed(pool, file, line);
 }

@@ -531,4 +531,27 @@ static inline uint32_t stamp_rank(const sp_pool *p, uint32_t idx) {
 
 static inline size_t round_up(size_t x, size_t a) { return (x + (a - 1u)) & ~(a - 1u); }
 
+/* ---- the plain acquisition (lease.c's sp_acquire, and the size-class set's) -------------- */
+
+/* One member leased from the stack (the plain path's count: see peak_sync). */
+static inline void leased_from_stack(sp_pool *p) {
+    if (p->hot.free_top < p->hot.peak_top) p->hot.peak_top = p->hot.free_top;
+    p->hot.acquired++;
+}
+
+/* The plain acquisition of the stack's top entry, idx, of any span: for a pool whose
+   free_top is above plain_floor. */
+static inline void *sp__acquire_plain(sp_pool *p, uint32_t idx) {
+    p->hot.free_top -= SP__ENTRY;
+    leased_from_stack(p);
+    plain_set(p, idx);
+    /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
+    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
+    void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
+    DBG_LEASING(p, idx, item);
+    DBG_SITE_CLEAR(p, idx);
+    return item;
+}
+
+
 #endif

@@ -167,7 +167,18 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_DENSE_EXPIRED, SP_LOG_WARN, "remove_handle: handle %#llx has expired (double remove?)")  \
     X(MSG_DENSE_FOREIGN, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool")         \
     X(MSG_DENSE_FORGED, SP_LOG_WARN,                                                               \
-      "remove_handle: handle %#llx names no slot or life of this pool (forged?)")
+      "remove_handle: handle %#llx names no slot or life of this pool (forged?)")                 \
+    X(MSG_ZEROED_HOOKS, SP_LOG_WARN,                                                              \
+      "sp_acquire_zeroed: the pool has a create or on_acquire hook, which sets its members' "     \
+      "contents: refused (acquire with sp_acquire and let the hook clear what it needs)")          \
+    X(MSG_SIZES_ZERO, SP_LOG_WARN, "%s: size 0: refused (ask for at least one byte; to end a "    \
+      "member's life, call sp_sizes_release)")                                                     \
+    X(MSG_SIZES_TOO_LARGE, SP_LOG_WARN, "%s: %zu bytes is above the largest class (%zu): refused " \
+      "(give the set a table with a class that large, or allocate it elsewhere)")                  \
+    X(MSG_SIZES_FOREIGN, SP_LOG_WARN, "%s of %p: not the start of a member of this size-class "   \
+      "set (another set's or allocator's memory, or a pointer inside a member?)")                \
+    X(MSG_SIZES_NOT_LEASED, SP_LOG_WARN, "%s of %p: the member is not leased (released "          \
+      "already?): refused")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;

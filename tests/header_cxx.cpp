@@ -3,6 +3,7 @@
 // extern "C" block and every declaration are valid C++.
 #include <spawnpool.h>
 #include <spawnpool_dense.h>
+#include <spawnpool_sizes.h>
 
 #include <cstdio>
 
@@ -23,6 +24,14 @@ int main() {
     ok = ok && sp_dense_resolve(dense, dh) == sp_dense_data(dense) &&
          sp_dense_remove_handle(dense, dh) == SP_OK && sp_dense_count(dense) == 0;
     sp_dense_destroy(dense);
+    sp_sizes_desc sdesc = {};
+    sdesc.name = "header";
+    sp_sizes *sizes = sp_sizes_create(&sdesc);
+    void *buffer = sp_sizes_acquire_zeroed(sizes, 100);
+    buffer = sp_sizes_resize(sizes, buffer, 1000);
+    ok = ok && buffer != nullptr && sp_sizes_usable_size(sizes, buffer) == 1024 &&
+         sp_sizes_release(sizes, buffer) == SP_OK;
+    sp_sizes_destroy(sizes);
     if (!ok) {
         std::fprintf(stderr, "header round trip failed\n");
         return 1;
