@@ -21,7 +21,8 @@
     of its member (17 to 32 bytes: less than half).
     Each class is an ordinary sp_pool (memory order, no hooks, DROP unless `max` is set with
     another `overflow`), named "<name>:<size>"; `max`, `overflow`, `chunk_items`,
-    `item_align`, `allocator`, `logger`, `threads` and `magazine_size` apply to every class.
+    `item_align`, `allocator`, `logger`, `threads`, `magazine_size` and `thread_cache_bytes`
+    apply to every class.
     A member's alignment is the class pool's: natural for its size, at most 16 (=item_align).
 
     Acquisition picks the smallest class that fits, in O(1): a table indexed by the size's
@@ -107,6 +108,9 @@ typedef struct sp_sizes_desc {
     sp_logger logger;       /* (=warnings and errors to stderr) */
     sp_threads threads;     /* SP_THREADS_SAFE: every class pool is thread-safe (=NONE) */
     size_t magazine_size;   /* thread-safe classes' magazines (=0: the pool's default) */
+    size_t thread_cache_bytes; /* thread-safe classes: the most bytes of free members one thread
+                                  keeps of each class, as sp_desc's (=0: 256 KiB, so an 8 KiB
+                                  class's magazines hold 16; SIZE_MAX: no bound) */
 } sp_sizes_desc;
 
 /* ---------------------------------------------------------------------------------------------

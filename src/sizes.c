@@ -353,6 +353,7 @@ static bool class_create(sp_sizes *s, const sp_sizes_desc *d, uint32_t k) {
     pd.logger = d->logger;
     pd.threads = d->threads;
     pd.magazine_size = d->magazine_size;
+    pd.thread_cache_bytes = d->thread_cache_bytes;
     s->pools[k] = sp__pool_create_in(&pd, &sizes_as_owner, s, NULL);
     if (!s->pools[k]) return false;
     s->recs_at[k] = (uintptr_t)s->pools[k]->mem.recs;

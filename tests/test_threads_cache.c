@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include <spawnpool_sizes.h>
+
 #include "sp_internal.h"
 #include "threads.h"
 #include "testutil.h"
@@ -329,6 +331,33 @@ static void the_worked_example_holds(void **state) {
     assert_int_equal(atomic_load(&g_live_bytes), 0);
 }
 
+/* A thread-safe size-class set passes the bound to its class pools: at the default its 8 KiB
+   class parks 2 x 16 members a thread, and an explicit bound sizes every class. */
+static void a_size_class_set_bounds_each_class(void **state) {
+    (void)state;
+    log_reset();
+    static const size_t bounds[] = {0, 64 * KIB};
+    for (size_t b = 0; b < 2; b++) {
+        sp_sizes *set = sp_sizes_create(&(sp_sizes_desc){.threads = SP_THREADS_SAFE,
+                                                        .thread_cache_bytes = bounds[b],
+                                                        .allocator = {.alloc = talloc, .free = tfree},
+                                                        .logger = {tlog_fn, &g_log}});
+        assert_non_null(set);
+        size_t bound = bounds[b] ? bounds[b] : 256 * KIB;
+        for (size_t k = 0; k < sp_sizes_class_count(set); k++) {
+            size_t size = sp_sizes_class_size(set, k), by_bytes = bound / 2 / size;
+            size_t most = by_bytes < 1024 ? by_bytes : 1024;
+            assert_int_equal(sp__ts_magazine_most(sp_sizes_pool(set, k)), most);
+        }
+        void *m = sp_sizes_acquire(set, 8000);
+        assert_non_null(m);
+        assert_int_equal(sp_sizes_release(set, m), SP_OK);
+        sp_sizes_destroy(set);
+    }
+    assert_int_equal(atomic_load(&g_live_bytes), 0);
+    assert_int_equal(atomic_load(&g_log.warnings) + atomic_load(&g_log.errors), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_members_keep_the_default_magazines),
@@ -338,6 +367,7 @@ int main(void) {
         cmocka_unit_test(a_bound_below_two_members_keeps_one_a_magazine),
         cmocka_unit_test(explicit_bounds_size_the_magazines),
         cmocka_unit_test(the_worked_example_holds),
+        cmocka_unit_test(a_size_class_set_bounds_each_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
