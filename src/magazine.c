@@ -18,17 +18,20 @@
 /* The slot index of the member starting at item, from the published spans, or SP__NIL. A thread
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
+/* The same in the span of p's record r, which the source's map named for item. */
+static inline uint32_t ts_index_in(const sp_pool *p, const sp__span_rec *r, const void *item, sp__span **span) {
+    sp__span *s = atomic_load_explicit(&r->span, memory_order_acquire);
+    if (!s) return SP__NIL;
+    uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
+    *span = s;
+    return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
+}
+
 static uint32_t ts_index_of(const sp_pool *p, const void *item, sp__span **span) {
     const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_acquire);
     if (m) { /* the source's table names the span's record (see sp__index_searched) */
         const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, item);
-        if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) {
-            sp__span *s = atomic_load_explicit(&r->span, memory_order_acquire);
-            if (!s) return SP__NIL;
-            uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
-            *span = s;
-            return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
-        }
+        if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) return ts_index_in(p, r, item, span);
     }
     /* spans from the allocator (no virtual memory, or a source that ran out) */
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
@@ -310,10 +313,7 @@ static SP__NOINLINE sp_result release_full(sp_pool *p, void *item, const char *f
 /* The common release, kept small: a CAS of the word from LEASED to FREE (the same decision as
    release_full's), the member onto the thread's loaded magazine. A refusal, on_release, the
    last life, a call site or the debug checks take release_full. */
-sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
-    if (SP__UNLIKELY(p->ts->window > 0 || !item || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
-    sp__span *s = NULL;
-    uint32_t idx = ts_index_of(p, item, &s);
+static inline sp_result release_common(sp_pool *p, void *item, sp__span *s, uint32_t idx) {
     if (SP__UNLIKELY(idx == SP__NIL)) return sp__release_foreign(p, item);
     _Atomic uint32_t *w = word_in(s, idx);
     uint32_t word = ts_word(w), next;
@@ -325,13 +325,27 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
         else if (SP__LIKELY((uint64_t)life + p->handles.life_base < SP__LIFE_MAX))
             next = word_make(life + 1u, SP__FREE);
         else
-            return release_full(p, item, file, line); /* its last life: retired */
+            return release_full(p, item, NULL, 0); /* its last life: retired */
     } while (!atomic_compare_exchange_weak_explicit(w, &word, next, memory_order_acq_rel, memory_order_acquire));
     sp__tcache *c = sp__ts_cache(p);
     if (SP__UNLIKELY(!c || c->loaded->n == c->loaded->cap)) return freed_elsewhere(p, c, idx);
     c->loaded->e[c->loaded->n++] = idx;
     sp__ts_count(&c->released);
     return SP_OK;
+}
+
+sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+    if (SP__UNLIKELY(p->ts->window > 0 || !item || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
+    sp__span *s = NULL;
+    uint32_t idx = ts_index_of(p, item, &s);
+    return release_common(p, item, s, idx);
+}
+
+sp_result sp__ts_release_in(sp_pool *p, const sp__span_rec *r, void *item) {
+    if (SP__UNLIKELY(p->ts->window > 0 || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, NULL, 0);
+    sp__span *s = NULL;
+    uint32_t idx = ts_index_in(p, r, item, &s);
+    return release_common(p, item, s, idx);
 }
 
 /* ---- handles ----------------------------------------------------------------------------------- */
@@ -400,6 +414,10 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
 }
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     (void)p, (void)item, (void)file, (void)line;
+    return SP_ERR_INVALID;
+}
+sp_result sp__ts_release_in(sp_pool *p, const sp__span_rec *r, void *item) {
+    (void)p, (void)r, (void)item;
     return SP_ERR_INVALID;
 }
 void *sp__ts_resolve(const sp_pool *p, sp_handle h) {

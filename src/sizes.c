@@ -11,6 +11,7 @@
      a binary search, under a leaf lock in a thread-safe set.
    Everything else is the class pools' own: their checks, lines, stats, handles and threads. */
 #include "pool_internal.h"
+#include "threads.h"
 
 #include <spawnpool_sizes.h>
 
@@ -184,6 +185,7 @@ static inline void *class_acquire(sp_pool *p) {
 
 static inline sp_result class_release(sp_pool *p, const sp__span_rec *r, void *item) {
 #if !SP_DEBUG
+    if (r && p->ts) return sp__ts_release_in(p, r, item);
     if (SP__LIKELY(r && !p->ts && p->hot.plain_release)) {
         const sp__span *span = rec_span(r);
         if (SP__LIKELY(span != NULL)) {
