@@ -30,18 +30,13 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench_util.h"
 
 /* White-box counters of the library (src/sp_os.h, src/source.h). */
 unsigned long sp__os_calls(void);
 size_t sp__source_process_reserved(void);
 
 enum { WORLD_POOLS = 53, WORLD_MEMBERS = 24, TS_POOLS = 8 };
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void emit(const char *impl, const char *metric, size_t n, double value, const char *unit) {
     printf("embed,%zu,0,%s,%s,%.4f,%s\n", n, impl, metric, value, unit);

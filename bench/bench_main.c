@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_util.h"
 #include "bench_floors.h"
 #include "spawnpool_dense.h"
 
@@ -66,24 +67,7 @@ static bench_params params = {
 /* Keeps results of reads alive so the compiler cannot drop the loops. */
 static volatile uint64_t bench_sink;
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* splitmix64: tiny, and the same sequence for every implementation. */
-static inline uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
 /* A uniform index below n (n < 2^32) without a division. */
-static inline size_t rng_below(uint64_t *s, size_t n) {
-    return (size_t)(((rng_next(s) >> 32) * (uint64_t)n) >> 32);
-}
 
 /* With rows_of set (jemalloc's process), these implementations' rows are printed too, named
    "<impl>@<rows_of>": spawnpool and the floors measured in the same process, interleaved with

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench_util.h"
 #include "spawnpool_sizes.h"
 
 static const size_t classes[] = {16,  32,  48,   64,   96,   128,  192,  256,  384,
@@ -40,20 +41,6 @@ static const size_t classes[] = {16,  32,  48,   64,   96,   128,  192,  256,  3
 enum { CLASSES = sizeof classes / sizeof classes[0], SIZE_SEQ = 1 << 16, TS_LIVE = 1000 };
 
 static volatile uint64_t sink;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-static inline size_t rng_below(uint64_t *s, size_t n) { return (size_t)(((rng_next(s) >> 32) * (uint64_t)n) >> 32); }
 
 static const char *rows_of; /* "jemalloc" in jemalloc's process */
 
