@@ -175,18 +175,16 @@ static inline uint32_t class_of(const sp_sizes *s, const void *item) {
    through the pool's own calls. */
 static inline void *class_acquire(sp_pool *p) {
 #if !SP_DEBUG
-    if (SP__LIKELY(!p->ts)) {
-        uint32_t top = p->hot.free_top;
-        if (SP__LIKELY(top > p->hot.plain_floor)) return sp__acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
-    }
+    /* (a thread-safe pool's plain_floor is UINT32_MAX and its plain_release false, for good) */
+    uint32_t top = p->hot.free_top;
+    if (SP__LIKELY(top > p->hot.plain_floor)) return sp__acquire_plain(p, entry_read(p->hot.stack + top - SP__ENTRY));
 #endif
     return sp_acquire(p);
 }
 
 static inline sp_result class_release(sp_pool *p, const sp__span_rec *r, void *item) {
 #if !SP_DEBUG
-    if (r && p->ts) return sp__ts_release_in(p, r, item);
-    if (SP__LIKELY(r && !p->ts && p->hot.plain_release)) {
+    if (SP__LIKELY(r && p->hot.plain_release)) {
         const sp__span *span = rec_span(r);
         if (SP__LIKELY(span != NULL)) {
             uint64_t q = member_number(p, (uintptr_t)span->items, (uintptr_t)item);
@@ -196,6 +194,7 @@ static inline sp_result class_release(sp_pool *p, const sp__span_rec *r, void *i
             }
         }
     }
+    if (r && p->ts) return sp__ts_release_in(p, r, item);
 #else
     (void)r;
 #endif
