@@ -34,9 +34,8 @@
 
     Release takes the pointer alone. Where the class pools' memory comes from the process's
     shared source (the default: platform virtual memory, no custom allocator), the source's map
-    of owners names the member's span record in two loads and a table of the set's own (the
-    records' addresses, hashed by 256-byte chunk) names its class: O(1), reading no other
-    pool's memory. Elsewhere (a custom allocator, SP_NO_VIRTUAL_MEMORY, WebAssembly, a source
+    of owners names the member's span in two loads, and the span its pool, which is one of the
+    set's when the set is its owner: O(1). Elsewhere (a custom allocator, SP_NO_VIRTUAL_MEMORY, WebAssembly, a source
     that ran out of address space) the set keeps the address ranges of its classes' spans in
     order and finds the pointer by binary search: O(log spans). Either way the class pool's
     sp_release then checks the member (double release, a pointer inside a member) as for any

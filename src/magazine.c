@@ -18,10 +18,8 @@
 /* The slot index of the member starting at item, from the published spans, or SP__NIL. A thread
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
-/* The same in the span of p's record r, which the source's map named for item. */
-static inline uint32_t ts_index_in(const sp_pool *p, const sp__span_rec *r, const void *item, sp__span **span) {
-    sp__span *s = atomic_load_explicit(&r->span, memory_order_acquire);
-    if (!s) return SP__NIL;
+/* The same in span s of p, which the source's map named for item. */
+static inline uint32_t ts_index_in(const sp_pool *p, sp__span *s, const void *item, sp__span **span) {
     uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
     *span = s;
     return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
@@ -29,9 +27,9 @@ static inline uint32_t ts_index_in(const sp_pool *p, const sp__span_rec *r, cons
 
 static uint32_t ts_index_of(const sp_pool *p, const void *item, sp__span **span) {
     const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_acquire);
-    if (m) { /* the source's table names the span's record (see sp__index_searched) */
-        const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, item);
-        if ((uintptr_t)r - (uintptr_t)p->mem.recs < sizeof p->mem.recs) return ts_index_in(p, r, item, span);
+    if (m) { /* the source's table names the span (see sp__index_searched) */
+        sp__span *s = (sp__span *)(uintptr_t)span_by_map(m, item);
+        if (s && s->pool == p) return ts_index_in(p, s, item, span);
     }
     /* spans from the allocator (no virtual memory, or a source that ran out) */
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
@@ -341,10 +339,10 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     return release_common(p, item, s, idx);
 }
 
-sp_result sp__ts_release_in(sp_pool *p, const sp__span_rec *r, void *item) {
+sp_result sp__ts_release_in(sp_pool *p, sp__span *span, void *item) {
     if (SP__UNLIKELY(p->ts->window > 0 || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, NULL, 0);
     sp__span *s = NULL;
-    uint32_t idx = ts_index_in(p, r, item, &s);
+    uint32_t idx = ts_index_in(p, span, item, &s);
     return release_common(p, item, s, idx);
 }
 
@@ -416,8 +414,8 @@ sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     (void)p, (void)item, (void)file, (void)line;
     return SP_ERR_INVALID;
 }
-sp_result sp__ts_release_in(sp_pool *p, const sp__span_rec *r, void *item) {
-    (void)p, (void)r, (void)item;
+sp_result sp__ts_release_in(sp_pool *p, sp__span *span, void *item) {
+    (void)p, (void)span, (void)item;
     return SP_ERR_INVALID;
 }
 void *sp__ts_resolve(const sp_pool *p, sp_handle h) {

@@ -360,7 +360,7 @@ static bool span_add(sp_pool *p, uint32_t k, bool fresh) {
     }
     DBG_POISON(s->items, items_committed(p, s));
     if (s->from_source) {
-        sp__source_set_owner(p->mem.source, &s->block, r);
+        sp__source_set_owner(p->mem.source, &s->block, s);
         atomic_store_explicit(&p->mem.owners, sp__source_map(p->mem.source), memory_order_release);
     }
     atomic_store_explicit(&r->span, s, memory_order_release);

@@ -321,15 +321,18 @@ static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t
     return rotr64((uint64_t)(a - base), p->hot.stride_rot) * p->hot.stride_inv;
 }
 
+/* The span of the source's block that address a lies in, or NULL: the map of owners holds live
+   spans only, so its header (its first cache line: items, first, count, pool) is the library's
+   memory to read, whichever pool it belongs to. */
+static inline const sp__span *span_by_map(const sp__owner_map *m, const void *a) {
+    return (const sp__span *)sp__owner_at(m, a);
+}
+
 /* The slot index of the member starting at a, through the source's map of owners: SP__NIL when
-   a is not the start of a member of one of p's spans from the source. The record the map names
-   is p's only if it lies in p's records: an address compare, no read of another pool. */
+   a is not the start of a member of one of p's spans from the source. */
 static inline uint32_t index_by_map(const sp_pool *p, uintptr_t a) {
-    const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_relaxed);
-    const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, (const void *)a);
-    if ((uintptr_t)r - (uintptr_t)p->mem.recs >= sizeof p->mem.recs) return SP__NIL;
-    const sp__span *s = rec_span(r);
-    if (!s) return SP__NIL;
+    const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_relaxed), (const void *)a);
+    if (!s || s->pool != p) return SP__NIL;
     uint64_t q = member_number(p, (uintptr_t)s->items, a);
     return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
 }

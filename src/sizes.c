@@ -3,9 +3,10 @@
    and the three lookups that make them one allocator:
    - size -> class: a byte table indexed by the size's step, then at most the classes inside
      one step (none with the default table);
-   - pointer -> class, O(1): the shared source's map of owners names the span record the member
-     lies in; a table of the set's own, keyed by the record's 256-byte chunk, names the class
-     whose pool holds that record (no other pool's memory is read);
+   - pointer -> class, O(1): the shared source's map of owners names the span the member lies
+     in, the span its pool; the pool is one of the set's when the set is its owner, and its
+     class is the one of its item size (of another pool, only the span's header and the
+     pool's owner are read: live memory of the library's, which the map names);
    - pointer -> class elsewhere (spans from an allocator): the classes' span ranges, kept in
      order through the interface a pool tells its owner about its ranges (sp__pool_owner), and
      a binary search, under a leaf lock in a thread-safe set.
@@ -19,18 +20,6 @@
 
 #define SIZES_DEFAULT_NAME "sizes"
 #define SIZES_STEPS_MAX 4096u /* entries of the size -> class table, at most (plus one) */
-
-/* The chunk of a span record's address the pointer -> class table is keyed by. Two pools'
-   record arrays are further apart than a chunk, so a chunk holds records of one pool at most. */
-#define SIZES_CHUNK_SHIFT 8u
-SP__STATIC_ASSERT(sizeof(sp_pool) - sizeof(((sp_pool *)0)->mem.recs) >= ((size_t)1 << SIZES_CHUNK_SHIFT),
-                  "a chunk must not hold two pools' span records");
-#define SIZES_CHUNKS_PER_CLASS ((sizeof(((sp_pool *)0)->mem.recs) >> SIZES_CHUNK_SHIFT) + 2u)
-
-typedef struct sizes_chunk {
-    uintptr_t key; /* the record chunk's number (address >> SIZES_CHUNK_SHIFT); 0: empty */
-    uint32_t cls;
-} sizes_chunk;
 
 typedef struct sizes_range {
     uintptr_t lo, hi; /* [lo, hi): a span's members */
@@ -49,9 +38,6 @@ struct sp_sizes {
     sp_pool *pools[SP_SIZES_MAX_CLASSES];
     /* pointer -> class through the shared source */
     _Atomic(const sp__owner_map *) map; /* the shared source's, once a class took a span of it */
-    uintptr_t recs_at[SP_SIZES_MAX_CLASSES]; /* each class pool's span records */
-    sizes_chunk *chunks;
-    size_t chunk_mask;
     /* pointer -> class elsewhere */
     sizes_range *ranges;
     size_t range_count, range_cap;
@@ -113,21 +99,11 @@ static inline uint32_t class_for(const sp_sizes *s, size_t size) {
     return k;
 }
 
-/* A record chunk's first slot: its low bits. The classes' records lie in runs of chunks a pool
-   record apart, so nearby pools take nearby slots, and linear probing rarely goes past one. */
-static size_t chunk_home(const sp_sizes *s, uintptr_t key) { return (size_t)key & s->chunk_mask; }
-
-/* The class whose pool holds span record r, or SP__NIL. */
-static inline uint32_t class_of_record(const sp_sizes *s, const void *r) {
-    uintptr_t key = (uintptr_t)r >> SIZES_CHUNK_SHIFT;
-    for (size_t i = chunk_home(s, key);; i = (i + 1u) & s->chunk_mask) {
-        const sizes_chunk *c = &s->chunks[i];
-        if (c->key == key) {
-            bool in = (uintptr_t)r - s->recs_at[c->cls] < sizeof(((sp_pool *)0)->mem.recs);
-            return in ? c->cls : SP__NIL;
-        }
-        if (c->key == 0) return SP__NIL;
-    }
+/* The class of pool p, or SP__NIL when p is not one of the set's: its owner is the set, and its
+   item size is its class's size. */
+static inline uint32_t class_of_pool_in(const sp_sizes *s, const sp_pool *p) {
+    if (p->owner != s) return SP__NIL;
+    return class_for(s, p->cfg.item_size);
 }
 
 /* The first range with lo above a (ranges sorted by lo). */
@@ -152,19 +128,11 @@ static SP__NOINLINE uint32_t class_by_range(const sp_sizes *s, const void *item)
     return cls;
 }
 
-/* The class whose spans item lies in, or SP__NIL (the class pool then checks the member); *span
-   the span record the shared source's map names, when it is the class pool's (else NULL). */
-static inline uint32_t class_of_at(const sp_sizes *s, const void *item, const sp__span_rec **span) {
-    const sp__owner_map *m = atomic_load_explicit(&s->map, memory_order_acquire);
-    const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(m, item);
-    uint32_t cls = r ? class_of_record(s, r) : SP__NIL;
-    *span = cls != SP__NIL ? r : NULL;
-    return SP__LIKELY(cls != SP__NIL) ? cls : class_by_range(s, item);
-}
-
+/* The class whose spans item lies in, or SP__NIL (the class pool then checks the member). */
 static inline uint32_t class_of(const sp_sizes *s, const void *item) {
-    const sp__span_rec *unused;
-    return class_of_at(s, item, &unused);
+    const sp__span *span = span_by_map(atomic_load_explicit(&s->map, memory_order_acquire), item);
+    uint32_t cls = span ? class_of_pool_in(s, span->pool) : SP__NIL;
+    return SP__LIKELY(cls != SP__NIL) ? cls : class_by_range(s, item);
 }
 
 /* ---- the class pools' plain paths -----------------------------------------------------------
@@ -182,21 +150,18 @@ static inline void *class_acquire(sp_pool *p) {
     return sp_acquire(p);
 }
 
-static inline sp_result class_release(sp_pool *p, const sp__span_rec *r, void *item) {
+static inline sp_result class_release(sp_pool *p, sp__span *span, void *item) {
 #if !SP_DEBUG
-    if (SP__LIKELY(r && p->hot.plain_release)) {
-        const sp__span *span = rec_span(r);
-        if (SP__LIKELY(span != NULL)) {
-            uint64_t q = member_number(p, (uintptr_t)span->items, (uintptr_t)item);
-            if (SP__LIKELY(q < span_count(span)) && plain_take(p, span->first + (uint32_t)q)) {
-                stack_push(p, span->first + (uint32_t)q);
-                return SP_OK;
-            }
+    if (SP__LIKELY(p->hot.plain_release)) {
+        uint64_t q = member_number(p, (uintptr_t)span->items, (uintptr_t)item);
+        if (SP__LIKELY(q < span_count(span)) && plain_take(p, span->first + (uint32_t)q)) {
+            stack_push(p, span->first + (uint32_t)q);
+            return SP_OK;
         }
     }
-    if (r && p->ts) return sp__ts_release_in(p, r, item);
+    if (p->ts) return sp__ts_release_in(p, span, item);
 #else
-    (void)r;
+    (void)span;
 #endif
     return sp_release(p, item);
 }
@@ -304,32 +269,10 @@ static bool steps_build(sp_sizes *s) {
     return true;
 }
 
-/* The pointer -> class table: every chunk a class pool's span records touch. */
-static bool chunks_build(sp_sizes *s) {
-    size_t want = (size_t)s->count * SIZES_CHUNKS_PER_CLASS * 4u, cap = 256;
-    while (cap < want) cap *= 2u;
-    s->chunks = (sizes_chunk *)sp__alloc(&s->allocator, cap * sizeof *s->chunks, _Alignof(sizes_chunk));
-    if (!s->chunks) return false;
-    memset(s->chunks, 0, cap * sizeof *s->chunks);
-    s->chunk_mask = cap - 1u;
-    s->own_bytes += cap * sizeof *s->chunks;
-    for (uint32_t k = 0; k < s->count; k++) {
-        uintptr_t first = s->recs_at[k] >> SIZES_CHUNK_SHIFT;
-        uintptr_t last = (s->recs_at[k] + sizeof(((sp_pool *)0)->mem.recs) - 1u) >> SIZES_CHUNK_SHIFT;
-        for (uintptr_t key = first; key <= last; key++) {
-            size_t i = chunk_home(s, key);
-            while (s->chunks[i].key != 0) i = (i + 1u) & s->chunk_mask;
-            s->chunks[i] = (sizes_chunk){key, k};
-        }
-    }
-    return true;
-}
-
 static void sizes_free(sp_sizes *s) {
     for (uint32_t k = 0; k < s->count; k++) sp_pool_destroy(s->pools[k]);
     sp_allocator a = s->allocator;
     if (s->step_class) a.free(s->step_class, s->steps, a.user);
-    if (s->chunks) a.free(s->chunks, (s->chunk_mask + 1u) * sizeof *s->chunks, a.user);
     if (s->ranges) a.free(s->ranges, s->range_cap * sizeof *s->ranges, a.user);
 #if SP__HAVE_THREADS
     if (s->threaded) sp__leaf_fini(&s->lock);
@@ -357,7 +300,6 @@ static bool class_create(sp_sizes *s, const sp_sizes_desc *d, uint32_t k) {
     pd.thread_cache_bytes = d->thread_cache_bytes;
     s->pools[k] = sp__pool_create_in(&pd, &sizes_as_owner, s, NULL);
     if (!s->pools[k]) return false;
-    s->recs_at[k] = (uintptr_t)s->pools[k]->mem.recs;
     return true;
 }
 
@@ -411,11 +353,6 @@ sp_sizes *sp_sizes_create(const sp_sizes_desc *desc) {
             return NULL;
         }
     }
-    if (!chunks_build(s)) {
-        sp__log_to(&s->logger, s->name, SP__MSG_NOMEM, "the set's tables");
-        sizes_free(s);
-        return NULL;
-    }
     return s;
 }
 
@@ -468,10 +405,10 @@ static SP__NOINLINE sp_result release_elsewhere(sp_sizes *sizes, void *item) {
 
 sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
     if (SP__UNLIKELY(!sizes || !item)) return release_elsewhere(sizes, item);
-    const sp__span_rec *r = (const sp__span_rec *)sp__owner_at(atomic_load_explicit(&sizes->map, memory_order_acquire), item);
-    uint32_t cls = r ? class_of_record(sizes, r) : SP__NIL;
-    if (SP__UNLIKELY(cls == SP__NIL)) return release_elsewhere(sizes, item);
-    return class_release(sizes->pools[cls], r, item);
+    const sp__span *span = span_by_map(atomic_load_explicit(&sizes->map, memory_order_acquire), item);
+    sp_pool *p = span ? span->pool : NULL;
+    if (SP__UNLIKELY(!p || p->owner != sizes)) return release_elsewhere(sizes, item);
+    return class_release(p, (sp__span *)(uintptr_t)span, item);
 }
 
 sp_result sp_sizes_release_at(sp_sizes *sizes, void *item, const char *file, int line) {

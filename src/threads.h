@@ -42,9 +42,9 @@ void sp__ts_window_end(sp_pool *p);
 /* ---- the calls any thread may make (magazine.c) ------------------------------------------- */
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line);
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line);
-/* sp__ts_release of a member of p's span record r, which the source's map named for item (a
-   size-class set has looked it up already). */
-sp_result sp__ts_release_in(sp_pool *p, const sp__span_rec *r, void *item);
+/* sp__ts_release of a member of p's span, which the source's map named for item (a size-class
+   set has looked it up already). */
+sp_result sp__ts_release_in(sp_pool *p, sp__span *span, void *item);
 void *sp__ts_resolve(const sp_pool *p, sp_handle h);
 sp_handle sp__ts_handle_of(sp_pool *p, const void *item);
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free);
