@@ -166,6 +166,7 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_DENSE_PAST_LIVE, SP_LOG_WARN, "remove: %p is past the live elements (double remove?)")   \
     X(MSG_DENSE_EXPIRED, SP_LOG_WARN, "remove_handle: handle %#llx has expired (double remove?)")  \
     X(MSG_DENSE_FOREIGN, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool")         \
+    X(MSG_SNAP_REFUSED, SP_LOG_ERROR, "%s: %s: refused")                                           \
     X(MSG_DENSE_FORGED, SP_LOG_WARN,                                                               \
       "remove_handle: handle %#llx names no slot or life of this pool (forged?)")
 
@@ -223,6 +224,9 @@ bool sp__counters_grew(sp__counters *c, uint64_t past);
 #define SP__TAG_LIFE_RESERVE (1u << 20)
 bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life);
 void sp__tag_release(uint32_t tag, uint32_t highest_life);
+/* Takes this very tag (a restored pool takes its snapshot's back): false when a live pool holds
+   it. Its mark is not consulted: see "SNAPSHOT AND RESTORE" in spawnpool.h for why. */
+bool sp__tag_claim(uint32_t tag);
 uint32_t sp__tags_retired(void);
 /* White-box: a tag's high-water life, whether it retired. sp__tags_reset forgets the marks and
    retirements of every tag no live pool holds, as a fresh process would have them: for test
