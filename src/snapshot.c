@@ -377,9 +377,9 @@ static const char *records_read(sp_pool *p, reader *r, const snap_header *h) {
         spans[k].life_start = get32(r);
         if (r->bad) return "truncated snapshot";
         if ((k && shift + k - 1u >= SP__SLOT_BITS) || first != rec_first(shift, k) || cap == 0 ||
-            cap > rec_range(shift, k) || cap > SP__SLOT_LIMIT - first || floor >= SP__LIFE_MAX ||
+            cap > rec_range(shift, k) || cap > SP__SLOT_LIMIT - first || floor > SP__LIFE_MAX ||
             spans[k].live > 1u || spans[k].count > cap || (!spans[k].live && spans[k].count) ||
-            (spans[k].live && (spans[k].life_start <= floor || spans[k].life_start > SP__LIFE_MAX)) ||
+            (spans[k].live && (spans[k].life_start <= floor || spans[k].life_start > SP__LIFE_MAX + 1u)) ||
             (p->cfg.fixed && cap != h->capacity))
             return "the snapshot's span records are invalid";
         atomic_init(&rec->span, NULL);
