@@ -10,12 +10,9 @@
    checks the checksum before it reads anything else, and every field as if the checksum did
    not exist (a buffer may be crafted), so that a pool it makes passes sp__pool_check. */
 #include "pool_internal.h"
+#include "snapshot_format.h"
 #include "threads.h"
 
-#define SNAP_MAGIC 0x4E535053u /* "SPSN" */
-#define SNAP_VERSION 1u
-#define SNAP_KIND_POOL 1u
-#define SNAP_SUM_FROM 16u /* the checksum covers the buffer from here (the size onwards) */
 
 enum { FLAG_ORDERED = 1, FLAG_FIXED = 2, FLAG_TAGGED = 4, FLAG_SOURCE_FAILED = 8, FLAG_CALLBACKS = 16 };
 
@@ -29,87 +26,6 @@ enum { FLAG_ORDERED = 1, FLAG_FIXED = 2, FLAG_TAGGED = 4, FLAG_SOURCE_FAILED = 8
    acquired, peak, stamp_origin; reclaim_cursor; 9 counters; built; free count, listed. */
 #define SNAP_HEADER (4u + 4u + 8u + 8u + 4u + 4u + 6u * 8u + 5u * 4u + 3u * 8u + 4u + 9u * 8u + 8u + 4u + 4u)
 #define SNAP_RECORD (6u * 4u)
-
-/* ---- the checksum: four lanes of multiply-rotate over 8-byte words, at memory speed ------- */
-#define P1 UINT64_C(0x9E3779B185EBCA87)
-#define P2 UINT64_C(0xC2B2AE3D27D4EB4F)
-
-static uint64_t le64(const unsigned char *b) {
-    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 |
-           (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 | (uint64_t)b[7] << 56;
-}
-static uint64_t rotl64(uint64_t x, unsigned r) { return (x << r) | (x >> (64u - r)); }
-static uint64_t lane(uint64_t h, uint64_t v) { return rotl64(h ^ (v * P2), 31) * P1; }
-
-static uint64_t checksum(const unsigned char *b, size_t n) {
-    uint64_t h[4] = {P1, P2, P1 ^ P2, ~P1};
-    size_t i = 0;
-    for (; n - i >= 32u; i += 32u)
-        for (int k = 0; k < 4; k++) h[k] = lane(h[k], le64(b + i + 8u * (size_t)k));
-    uint64_t x = rotl64(h[0], 1) + rotl64(h[1], 7) + rotl64(h[2], 12) + rotl64(h[3], 18) + (uint64_t)n;
-    for (; i < n; i++) x = lane(x, b[i]);
-    x ^= x >> 33;
-    x *= P2;
-    x ^= x >> 29;
-    return x;
-}
-
-/* ---- writing and reading fields --------------------------------------------------------- */
-typedef struct writer {
-    unsigned char *at;
-} writer;
-
-static void put32(writer *w, uint32_t v) {
-    for (int i = 0; i < 4; i++) *w->at++ = (unsigned char)(v >> (8 * i));
-}
-static void put64(writer *w, uint64_t v) {
-    for (int i = 0; i < 8; i++) *w->at++ = (unsigned char)(v >> (8 * i));
-}
-
-typedef struct reader {
-    const unsigned char *at, *end;
-    bool bad; /* read past the end: every later read gives 0 */
-} reader;
-
-static bool room(reader *r, size_t n) {
-    if (r->bad || (size_t)(r->end - r->at) < n) {
-        r->bad = true;
-        return false;
-    }
-    return true;
-}
-static uint32_t get32(reader *r) {
-    if (!room(r, 4u)) return 0;
-    uint32_t v = (uint32_t)r->at[0] | (uint32_t)r->at[1] << 8 | (uint32_t)r->at[2] << 16 | (uint32_t)r->at[3] << 24;
-    r->at += 4;
-    return v;
-}
-static uint64_t get64(reader *r) {
-    if (!room(r, 8u)) return 0;
-    uint64_t v = le64(r->at);
-    r->at += 8;
-    return v;
-}
-
-/* ---- what the caller's io means --------------------------------------------------------- */
-typedef struct snap_io {
-    size_t bytes;
-    sp_save_fn save;
-    sp_load_fn load;
-    void *user;
-} snap_io;
-
-static const char *io_resolve(const sp_snapshot_io *io, size_t item_size, snap_io *out) {
-    sp_snapshot_io none = {0, NULL, NULL, NULL};
-    if (!io) io = &none;
-    if (!io->save != !io->load) return "io needs both save and load, or neither";
-    if (!io->save && io->bytes && io->bytes != item_size) return "io.bytes differs from item_size without save and load";
-    out->bytes = io->bytes ? io->bytes : item_size;
-    out->save = io->save;
-    out->load = io->load;
-    out->user = io->user;
-    return NULL;
-}
 
 static sp_result refuse(const sp_pool *p, const char *call, const char *why) {
     if (p)
@@ -265,9 +181,7 @@ sp_result sp_snapshot(const sp_pool *pool, void *buf, size_t size, const sp_snap
             put32(&w, olink_at(p, i)->stamp);
         }
     save_members(p, w.at, &sio);
-    unsigned char *b = (unsigned char *)buf;
-    writer sum = {b + 8};
-    put64(&sum, checksum(b + SNAP_SUM_FROM, need - SNAP_SUM_FROM));
+    snap_seal((unsigned char *)buf, need);
     return SP_OK;
 }
 
@@ -282,17 +196,10 @@ typedef struct snap_header {
 
 /* The envelope and the header; NULL when they hold, else why not. */
 static const char *header_read(reader *r, size_t size, snap_header *h) {
-    const unsigned char *base = r->at;
-    if (size < SNAP_HEADER) return "the buffer is too short for a snapshot (truncated?)";
-    if (get32(r) != SNAP_MAGIC) return "not a spawnpool snapshot (wrong magic)";
-    uint32_t version = get32(r);
-    if (version != SNAP_VERSION) return "a snapshot format version this library does not read";
-    uint64_t sum = get64(r);
-    h->size = get64(r);
-    if (h->size > size || h->size < SNAP_HEADER) return "the snapshot is longer than the buffer (truncated?)";
-    if (checksum(base + SNAP_SUM_FROM, (size_t)h->size - SNAP_SUM_FROM) != sum) return "checksum mismatch (corrupt snapshot)";
-    r->end = base + (size_t)h->size;
-    if (get32(r) != SNAP_KIND_POOL) return "not a snapshot of an sp_pool";
+    const char *why = snap_open(r, size, SNAP_KIND_POOL);
+    if (why) return why;
+    if (size < SNAP_HEADER || (size_t)(r->end - r->at) < SNAP_HEADER - SNAP_ENVELOPE - 4u) return "truncated snapshot";
+    h->size = (uint64_t)(r->end - (r->at - SNAP_ENVELOPE - 4u));
     h->flags = get32(r);
     h->item_size = get64(r);
     h->item_align = get64(r);
