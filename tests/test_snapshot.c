@@ -14,6 +14,9 @@
 
 #include "testutil.h"
 #include "pool_internal.h" /* index_of, item_at, span_of: slot indices of members */
+#include "spawnpool_dense.h"
+
+int sp__dense_check(const sp_dense *d);
 
 #include <stdlib.h>
 #include <string.h>
@@ -640,6 +643,138 @@ static void fixed_buffers_restore_into_a_buffer_that_holds_as_many(void **state)
     free(buf);
 }
 
+/* ---- sp_dense ---------------------------------------------------------------------------- */
+
+typedef struct dense_run {
+    sp_handle handles[MAXH];
+    size_t nh;
+    uint32_t rng, step;
+} dense_run;
+
+static void dense_step(sp_dense *d, dense_run *r, trace *t) {
+    r->step++;
+    uint32_t op = test_rand(&r->rng) % 10u;
+    member init = {r->step, r->step, "dense"};
+    switch (op) {
+    case 0: case 1: case 2: {
+        void *m = sp_dense_add(d, &init);
+        note(t, m ? sp_dense_index_of(d, m) : SIZE_MAX);
+        break;
+    }
+    case 3: case 4: {
+        sp_handle h = sp_dense_add_handle(d, &init);
+        note(t, h.id);
+        if (h.id) {
+            if (r->nh < MAXH) r->handles[r->nh++] = h;
+            else r->handles[test_rand(&r->rng) % MAXH] = h;
+        }
+        break;
+    }
+    case 5: case 6:
+        if (sp_dense_count(d)) note(t, (uint64_t)sp_dense_remove_at(d, test_rand(&r->rng) % sp_dense_count(d)));
+        break;
+    case 7:
+        if (r->nh) note(t, (uint64_t)sp_dense_remove_handle(d, r->handles[test_rand(&r->rng) % r->nh]));
+        break;
+    case 8:
+        for (size_t i = 0; i < r->nh; i++) note(t, sp_dense_resolve_index(d, r->handles[i]));
+        break;
+    default: {
+        for (size_t i = 0; i < sp_dense_count(d) && i < 8; i++) {
+            note(t, ((member *)sp_dense_at(d, i))->serial);
+            note(t, sp_dense_handle_at(d, i).id);
+        }
+        sp_stats st;
+        sp_dense_stats_get(d, &st);
+        note(t, st.size), note(t, st.leased), note(t, st.peak_leased), note(t, st.acquired);
+        note(t, st.released), note(t, st.reclaimed), note(t, st.dropped), note(t, st.created);
+        note(t, st.grown_past_max);
+        break;
+    }
+    }
+}
+
+static void dense_replay(sp_overflow overflow, size_t max, size_t chunk, bool fixed, uint32_t seed, int before, int after) {
+    test_env env;
+    sp_desc pd = test_env_desc(&env, "dense", sizeof(member));
+    sp_dense_desc dd = {.name = "dense", .item_size = sizeof(member), .max = max, .chunk_items = chunk,
+                        .overflow = overflow, .allocator = pd.allocator, .logger = pd.logger};
+    void *ba = NULL, *bb = NULL;
+    if (fixed) {
+        dd.allocator = (sp_allocator){0};
+        dd.buffer_size = sp_dense_buffer_size(&dd, max);
+        ba = malloc(dd.buffer_size), bb = malloc(dd.buffer_size);
+        dd.buffer = ba;
+    }
+    sp_dense *a = sp_dense_create(&dd);
+    assert_non_null(a);
+    trace ta = {calloc(TRACE, sizeof(uint64_t)), 0}, tb = {calloc(TRACE, sizeof(uint64_t)), 0};
+    dense_run r = {.rng = seed};
+    for (int i = 0; i < before; i++) dense_step(a, &r, &ta);
+    size_t size = sp_dense_snapshot_size(a, NULL);
+    unsigned char *buf = malloc(size);
+    assert_int_equal(sp_dense_snapshot(a, buf, size, NULL), SP_OK);
+    dense_run saved = r;
+    sp_stats at_save;
+    sp_dense_stats_get(a, &at_save);
+    /* the saved tag is held by a: refused */
+    int errors = env.log.errors;
+    sp_dense_desc db = dd;
+    db.buffer = bb;
+    assert_null(sp_dense_restore(&db, buf, size, NULL));
+    assert_int_equal(env.log.errors, errors + 1);
+    assert_true(test_log_last_has(&env.log, "tag"));
+    ta.n = 0;
+    for (int i = 0; i < after; i++) dense_step(a, &r, &ta);
+    sp_dense_destroy(a);
+    sp_dense *b = sp_dense_restore(&db, buf, size, NULL);
+    if (!b) fail_msg("restore refused: %s", env.log.last_message);
+    assert_int_equal(sp__dense_check(b), 0);
+    sp_stats now;
+    sp_dense_stats_get(b, &now);
+    assert_int_equal(now.leased, at_save.leased);
+    assert_int_equal(now.size, at_save.size);
+    assert_int_equal(now.acquired, at_save.acquired);
+    assert_int_equal(now.peak_leased, at_save.peak_leased);
+    r = saved;
+    for (int i = 0; i < after; i++) dense_step(b, &r, &tb);
+    assert_int_equal(sp__dense_check(b), 0);
+    assert_int_equal(ta.n, tb.n);
+    for (size_t i = 0; i < ta.n; i++)
+        if (ta.v[i] != tb.v[i]) fail_msg("dense replay diverged at trace entry %zu: %llx vs %llx", i,
+                                         (unsigned long long)ta.v[i], (unsigned long long)tb.v[i]);
+    /* refusals: corrupt, truncated, another desc, nothing allocated */
+    size_t live = env.alloc.live_bytes;
+    buf[size / 2] ^= 4u;
+    assert_null(sp_dense_restore(&db, buf, size, NULL));
+    assert_true(test_log_last_has(&env.log, "checksum"));
+    buf[size / 2] ^= 4u;
+    assert_null(sp_dense_restore(&db, buf, size - 1u, NULL));
+    sp_dense_desc other = db;
+    other.item_size += 4u;
+    assert_null(sp_dense_restore(&other, buf, size, NULL));
+    assert_int_equal(env.alloc.live_bytes, live);
+    sp_dense_destroy(b);
+    if (!fixed) EXPECT_NO_LEAK(&env.alloc);
+    free(buf);
+    free(ta.v);
+    free(tb.v);
+    free(ba);
+    free(bb);
+}
+
+static void dense_replay_is_exact(void **state) {
+    (void)state;
+    for (uint32_t seed = 1; seed <= 3; seed++) {
+        dense_replay(SP_OVERFLOW_DROP, 0, 0, false, seed, 2000, 6000);
+        dense_replay(SP_OVERFLOW_DROP, 50, 7, false, seed + 10u, 2000, 6000);
+        dense_replay(SP_OVERFLOW_RECLAIM, 40, 0, false, seed + 20u, 2000, 6000);
+        dense_replay(SP_OVERFLOW_GROW, 20, 3, false, seed + 30u, 2000, 6000);
+        dense_replay(SP_OVERFLOW_RECLAIM, 30, 0, true, seed + 40u, 2000, 6000);
+        dense_replay(SP_OVERFLOW_DROP, 30, 0, true, seed + 50u, 1, 300);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_is_exact_in_every_order_and_memory),
@@ -652,6 +787,7 @@ int main(void) {
         cmocka_unit_test(thread_safe_pools_and_hooks_are_refused),
         cmocka_unit_test(allocator_failure_at_every_call_leaves_nothing),
         cmocka_unit_test(fixed_buffers_restore_into_a_buffer_that_holds_as_many),
+        cmocka_unit_test(dense_replay_is_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
