@@ -247,10 +247,15 @@ sp_dense *sp_dense_restore(const sp_dense_desc *desc, const void *buf, size_t si
         if (r.bad) why = "truncated snapshot";
     }
     if (why) return dense_restore_refused(desc, NULL, why);
+    if (h.tag >= SP_DENSE_TAGS || h.life_first == 0 || h.life_first > SP_DENSE_LIFE_MAX)
+        return dense_restore_refused(desc, NULL, "the snapshot's pool tag is invalid");
+    /* The saved tag first: its lives are the saved handles'. */
+    if (!sp__tag_claim(h.tag))
+        return dense_restore_refused(desc, NULL, "the saved pool tag is held by a live pool (destroy the pool you roll back first)");
     sp_dense_desc dd = *desc;
     dd.initial = 0;
-    sp_dense *d = sp_dense_create(&dd);
-    if (!d) return dense_restore_refused(desc, NULL, "no pool could be made from desc (the line above says why)");
+    sp_dense *d = sp__dense_create_tagged(&dd, h.tag, h.life_first);
+    if (!d) return NULL; /* (its line said why; the tag went back) */
     snap_io sio;
     why = io_resolve(io, d->item_size, &sio);
     if (!why) why = dsnap_fits(d, &h, &sio);
@@ -281,11 +286,5 @@ sp_dense *sp_dense_restore(const sp_dense_desc *desc, const void *buf, size_t si
     } else {
         for (size_t i = 0; i < d->count; i++, r.at += sio.bytes) memcpy(d->items + i * d->stride, r.at, sio.bytes);
     }
-    /* The saved tag, last: its lives are the saved handles'. The fresh one goes back unused. */
-    if (!sp__tag_claim(h.tag))
-        return dense_restore_refused(desc, d, "the saved pool tag is held by a live pool (destroy the pool you roll back first)");
-    sp__tag_release(d->tag, 0);
-    d->tag = h.tag;
-    d->life_first = h.life_first;
     return d;
 }
