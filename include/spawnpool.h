@@ -889,6 +889,30 @@ SP_API void *sp_registry_resolve(const sp_registry *reg, sp_handle handle);
    O(passes * leased) (SP_ORDER_MEMORY pools: slots). */
 SP_API size_t sp_registry_release_all(sp_registry *reg);
 
+/* Saving and restoring every pool of a registry at once (the rules of SNAPSHOT AND RESTORE):
+   the pools in order of addition, under their names, each with its own snapshot. The pools'
+   tags come back, so handles stored in members (of their own pool or another) resolve through
+   sp_registry_resolve after the restore. io_of gives the io of a pool by name (=NULL: every
+   pool's members raw); desc_of, which a restore needs, the descriptor of each saved pool
+   (its name is the saved one). */
+typedef struct sp_registry_snapshot_io {
+    const sp_snapshot_io *(*io_of)(const char *name, void *user);
+    const sp_desc *(*desc_of)(const char *name, void *user);
+    void *user;
+} sp_registry_snapshot_io;
+
+/* The bytes sp_registry_snapshot needs now, or 0 with a line (a pool that cannot be saved). */
+SP_API size_t sp_registry_snapshot_size(const sp_registry *reg, const sp_registry_snapshot_io *io);
+/* Writes every pool's snapshot into buf. SP_ERR_INVALID with a line: NULL arguments, a buffer
+   smaller than sp_registry_snapshot_size, a pool that cannot be saved (thread-safe, in a hook),
+   a call while the registry is being destroyed or releases all. O(pools + their snapshots). */
+SP_API sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, const sp_registry_snapshot_io *io);
+/* Restores every saved pool into reg, which must be empty (a new registry), under its name and
+   in its order. On any refusal (as sp_restore's, for the registry's buffer or any pool, or no
+   descriptor from desc_of) the pools restored so far go again: SP_ERR_INVALID with a line, the
+   registry empty, nothing allocated. O(pools + their snapshots). */
+SP_API sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, const sp_registry_snapshot_io *io);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -256,13 +256,18 @@ static const char *fingerprint_check(const sp_pool *p, const snap_header *h, con
 }
 
 /* A restore that failed: the pool goes quietly (nothing leased, nothing stacked: no leak line,
-   no hook), and so does the tag it took back. */
-static void discard(sp_pool *p) {
+   no hook), and so does the tag it took back. (The registry's restore discards the pools it
+   restored before a later one failed: the same.) */
+void sp__pool_discard(sp_pool *p) {
     p->act.lease_head = p->act.lease_tail = SP__NIL;
     p->hot.free_top = 0;
     if (p->hot.plain) memset(p->hot.plain, 0, plain_map_bytes(p->mem.plain_cap));
     p->mem.limbo = p->mem.size;
     p->cfg.dispose = NULL;
+    if (p->owner) { /* its owner first, while it still knows the pool's tag */
+        p->owner_fns->pool_gone(p->owner, p);
+        p->owner = NULL;
+    }
     if (p->handles.tagged) {
         sp__tag_release(p->handles.tag, 0); /* it handed out nothing: the mark stays */
         p->handles.tagged = false;
@@ -459,7 +464,7 @@ static bool members_read(sp_pool *p, const unsigned char *in, const snap_io *io)
 static sp_pool *restore_refused(const sp_desc *desc, sp_pool *p, const char *why) {
     if (p) {
         (void)refuse(p, "sp_restore", why);
-        discard(p);
+        sp__pool_discard(p);
     } else {
         sp__log_to(desc ? &desc->logger : NULL, desc && desc->name ? desc->name : "", SP__MSG_SNAP_REFUSED,
                    "sp_restore", why);
@@ -467,7 +472,8 @@ static sp_pool *restore_refused(const sp_desc *desc, sp_pool *p, const char *why
     return NULL;
 }
 
-sp_pool *sp_restore(const sp_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io) {
+sp_pool *sp__pool_restore_in(const sp_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io,
+                             const sp__pool_owner *fns, void *owner, const char *default_name) {
     if (!desc) return restore_refused(NULL, NULL, "desc is NULL");
     if (!buf) return restore_refused(desc, NULL, "buf is NULL");
     if (desc->threads != SP_THREADS_NONE) return restore_refused(desc, NULL, "a thread-safe pool cannot be restored");
@@ -477,7 +483,7 @@ sp_pool *sp_restore(const sp_desc *desc, const void *buf, size_t size, const sp_
     if (why) return restore_refused(desc, NULL, why);
     sp_desc d = *desc;
     d.initial = 0; /* the snapshot says what is built */
-    sp_pool *p = sp__pool_create_in(&d, NULL, NULL, NULL);
+    sp_pool *p = sp__pool_create_in(&d, fns, owner, default_name);
     if (!p) return restore_refused(desc, NULL, "no pool could be made from desc (the line above says why)");
     snap_io sio;
     why = io_resolve(io, p->cfg.item_size, &sio);
@@ -512,4 +518,8 @@ sp_pool *sp_restore(const sp_desc *desc, const void *buf, size_t size, const sp_
     }
     if (!members_read(p, r.at, &sio)) return restore_refused(desc, p, "load refused a member");
     return p;
+}
+
+sp_pool *sp_restore(const sp_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io) {
+    return sp__pool_restore_in(desc, buf, size, io, NULL, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #define SNAP_VERSION 1u
 #define SNAP_KIND_POOL 1u
 #define SNAP_KIND_DENSE 2u
+#define SNAP_KIND_REGISTRY 3u
 #define SNAP_SUM_FROM 16u /* the checksum covers the buffer from here (the size onwards) */
 #define SNAP_ENVELOPE 24u /* magic, version, checksum, size */
 
@@ -116,7 +117,10 @@ static inline const char *snap_open(reader *r, size_t size, uint32_t kind) {
     if (checksum(base + SNAP_SUM_FROM, (size_t)total - SNAP_SUM_FROM) != sum) return "checksum mismatch (corrupt snapshot)";
     r->end = base + (size_t)total;
     uint32_t k = get32(r);
-    if (k != kind) return kind == SNAP_KIND_POOL ? "not a snapshot of an sp_pool" : "not a snapshot of an sp_dense";
+    if (k != kind)
+        return kind == SNAP_KIND_POOL    ? "not a snapshot of an sp_pool"
+               : kind == SNAP_KIND_DENSE ? "not a snapshot of an sp_dense"
+                                         : "not a snapshot of a registry";
     return NULL;
 }
 

@@ -265,6 +265,11 @@ typedef struct sp__pool_owner {
 /* What the registry asks of a pool (pool.c and threads.c answer). */
 sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
                             const char *default_name);
+/* sp_restore into an owner (snapshot.c); sp__pool_discard destroys a restored pool quietly
+   (no hook, no leak line, its tag back as it was). */
+sp_pool *sp__pool_restore_in(const sp_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io,
+                             const sp__pool_owner *fns, void *owner, const char *default_name);
+void sp__pool_discard(sp_pool *pool);
 bool sp__pool_has_member(const sp_pool *pool, const void *item); /* built, leased or free */
 size_t sp__pool_leased(const sp_pool *pool);   /* exact for a thread-safe pool too */
 bool sp__pool_in_callback(const sp_pool *pool); /* a hook of it runs, or it is being destroyed */

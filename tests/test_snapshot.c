@@ -775,6 +775,96 @@ static void dense_replay_is_exact(void **state) {
     }
 }
 
+/* ---- the registry ---------------------------------------------------------------------------- */
+
+typedef struct turret {
+    sp_handle target; /* an orc, in the other pool */
+    int ammo;
+} turret;
+
+static sp_desc scene_descs[2];
+static const sp_desc *scene_desc_of(const char *name, void *user) {
+    (void)user;
+    return strcmp(name, "orcs") == 0 ? &scene_descs[0] : strcmp(name, "turrets") == 0 ? &scene_descs[1] : NULL;
+}
+
+static void registry_saves_every_pool_and_cross_pool_handles(void **state) {
+    (void)state;
+    test_scene sc;
+    test_scene_open(&sc);
+    scene_descs[0] = (sp_desc){.item_size = sizeof(member), .order = SP_ORDER_ACQUISITION};
+    scene_descs[1] = (sp_desc){.item_size = sizeof(turret)};
+    sp_pool *orcs = sp_registry_add(sc.reg, "orcs", &scene_descs[0]);
+    sp_pool *turrets = sp_registry_add(sc.reg, "turrets", &scene_descs[1]);
+    sp_handle orc_h[5], turret_h[3];
+    for (int i = 0; i < 5; i++) ((member *)sp_acquire_handle(orcs, NULL, &orc_h[i]))->serial = 40u + (uint32_t)i;
+    sp_release(orcs, sp_resolve(orcs, orc_h[1]));
+    for (int i = 0; i < 3; i++) {
+        turret *t = sp_acquire_handle(turrets, NULL, &turret_h[i]);
+        t->target = orc_h[i];
+        t->ammo = 10 * i;
+    }
+    sp_registry_snapshot_io io = {NULL, scene_desc_of, NULL};
+    size_t size = sp_registry_snapshot_size(sc.reg, &io);
+    unsigned char *buf = malloc(size);
+    assert_int_equal(sp_registry_snapshot(sc.reg, buf, size, &io), SP_OK);
+    /* what the saved registry does next */
+    sp_handle next_orc, next_turret;
+    sp_acquire_handle(orcs, NULL, &next_orc);
+    sp_acquire_handle(turrets, NULL, &next_turret);
+    /* into a non-empty registry, or without descriptors: refused, the pools untouched */
+    int lines = test_scene_lines(&sc);
+    assert_int_equal(sp_registry_restore(sc.reg, buf, size, &io), SP_ERR_INVALID);
+    sp_registry_snapshot_io no_descs = {NULL, NULL, NULL};
+    assert_int_equal(sp_registry_restore(sc.reg, buf, size, &no_descs), SP_ERR_INVALID);
+    assert_int_equal(test_scene_lines(&sc), lines + 2);
+    assert_int_equal(sp_registry_count(sc.reg), 2);
+    assert_int_equal(sp_registry_release_all(sc.reg), 9);
+    sp_registry_destroy(sc.reg);
+    EXPECT_NO_LEAK(&sc.alloc);
+
+    test_scene back;
+    test_scene_open(&back);
+    /* a corrupt snapshot, and one whose second pool's desc differs: refused, the registry empty */
+    buf[size - 3u] ^= 1u;
+    assert_int_equal(sp_registry_restore(back.reg, buf, size, &io), SP_ERR_INVALID);
+    buf[size - 3u] ^= 1u;
+    scene_descs[1].item_size = sizeof(turret) + 8u;
+    assert_int_equal(sp_registry_restore(back.reg, buf, size, &io), SP_ERR_INVALID);
+    scene_descs[1].item_size = sizeof(turret);
+    assert_int_equal(sp_registry_count(back.reg), 0);
+    size_t live = back.alloc.live_bytes;
+    assert_int_equal(sp_registry_restore(back.reg, buf, size, &io), SP_OK);
+    assert_true(back.alloc.live_bytes > live);
+    assert_int_equal(sp_registry_count(back.reg), 2);
+    assert_string_equal(sp_pool_name(sp_registry_pool_at(back.reg, 0)), "orcs");
+    sp_pool *orcs2 = sp_registry_get(back.reg, "orcs"), *turrets2 = sp_registry_get(back.reg, "turrets");
+    assert_non_null(orcs2);
+    assert_non_null(turrets2);
+    for (int i = 0; i < 3; i++) { /* cross-pool handles, through the registry */
+        turret *t = sp_registry_resolve(back.reg, turret_h[i]);
+        assert_non_null(t);
+        assert_int_equal(t->ammo, 10 * i);
+        member *target = sp_registry_resolve(back.reg, t->target);
+        if (i == 1) {
+            assert_null(target); /* released before the save: stale */
+        } else {
+            assert_non_null(target);
+            assert_int_equal(target->serial, 40u + (uint32_t)i);
+            assert_ptr_equal(sp_registry_owner(back.reg, target), orcs2);
+        }
+    }
+    sp_handle h;
+    sp_acquire_handle(orcs2, NULL, &h);
+    assert_true(h.id == next_orc.id);
+    sp_acquire_handle(turrets2, NULL, &h);
+    assert_true(h.id == next_turret.id);
+    assert_int_equal(sp_registry_release_all(back.reg), 9);
+    sp_registry_destroy(back.reg);
+    EXPECT_NO_LEAK(&back.alloc);
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_is_exact_in_every_order_and_memory),
@@ -788,6 +878,7 @@ int main(void) {
         cmocka_unit_test(allocator_failure_at_every_call_leaves_nothing),
         cmocka_unit_test(fixed_buffers_restore_into_a_buffer_that_holds_as_many),
         cmocka_unit_test(dense_replay_is_exact),
+        cmocka_unit_test(registry_saves_every_pool_and_cross_pool_handles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
