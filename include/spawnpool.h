@@ -297,6 +297,8 @@
       one saved with, a fixed buffer smaller than the saved one's capacity, allocator failure.
     - Thread-safe pools are refused, and so is a snapshot taken from inside one of the pool's
       hooks (its state is mid-change there).
+    - sp_dense (spawnpool_dense.h) and a registry (all its pools, names and the tags behind
+      cross-pool handles: sp_registry_snapshot / sp_registry_restore) follow the same rules.
     - The format is little-endian and independent of the build's debug level. Replay-exactness
       of growth past the saved spans holds for restores by the same build (with or without
       virtual memory, span sizes differ). stats.bytes describes the new pool's own memory.
