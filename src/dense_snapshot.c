@@ -36,7 +36,7 @@ size_t sp_dense_snapshot_size(const sp_dense *d, const sp_snapshot_io *io) {
         sp__null_pool("sp_dense_snapshot_size");
         return 0;
     }
-    snap_io sio;
+    snap_io sio = {0, NULL, NULL, NULL};
     const char *why = io_resolve(io, d->item_size, &sio);
     if (why) {
         dense_refuse(d, NULL, "sp_dense_snapshot_size", why);
@@ -51,7 +51,7 @@ sp_result sp_dense_snapshot(const sp_dense *dense, void *buf, size_t size, const
         return SP_ERR_INVALID;
     }
     sp_dense *d = (sp_dense *)(uintptr_t)dense; /* save runs as a callback: busy is bookkeeping */
-    snap_io sio;
+    snap_io sio = {0, NULL, NULL, NULL};
     const char *why = d->busy ? "called from one of the pool's callbacks" : io_resolve(io, d->item_size, &sio);
     size_t need = why ? 0 : dense_size_for(d, sio.bytes);
     if (!why && !need) why = "the snapshot would not fit in the address space";
@@ -256,7 +256,7 @@ sp_dense *sp_dense_restore(const sp_dense_desc *desc, const void *buf, size_t si
     dd.initial = 0;
     sp_dense *d = sp__dense_create_tagged(&dd, h.tag, h.life_first);
     if (!d) return NULL; /* (its line said why; the tag went back) */
-    snap_io sio;
+    snap_io sio = {0, NULL, NULL, NULL};
     why = io_resolve(io, d->item_size, &sio);
     if (!why) why = dsnap_fits(d, &h, &sio);
     if (!why && !d->fixed && h.cap && !sp__dense_grow(d, (size_t)h.cap)) why = "out of memory for the elements";

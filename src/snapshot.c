@@ -66,7 +66,7 @@ size_t sp_snapshot_size(const sp_pool *pool, const sp_snapshot_io *io) {
         sp__null_pool("sp_snapshot_size");
         return 0;
     }
-    snap_io sio;
+    snap_io sio = {0, NULL, NULL, NULL};
     const char *why = pool->ts ? "a thread-safe pool cannot be saved" : io_resolve(io, pool->cfg.item_size, &sio);
     if (why) {
         (void)refuse(pool, "sp_snapshot_size", why);
@@ -111,7 +111,7 @@ sp_result sp_snapshot(const sp_pool *pool, void *buf, size_t size, const sp_snap
     }
     sp_pool *p = (sp_pool *)(uintptr_t)pool; /* save runs as a hook: the depth is bookkeeping */
     SP__ONE_THREAD(p, "sp_snapshot", sp_result, SP_ERR_INVALID, sp_snapshot(p, buf, size, io));
-    snap_io sio;
+    snap_io sio = {0, NULL, NULL, NULL};
     const char *why = unsaveable(p);
     if (!why) why = io_resolve(io, p->cfg.item_size, &sio);
     if (why) return refuse(p, "sp_snapshot", why);
@@ -485,7 +485,7 @@ sp_pool *sp__pool_restore_in(const sp_desc *desc, const void *buf, size_t size, 
     d.initial = 0; /* the snapshot says what is built */
     sp_pool *p = sp__pool_create_in(&d, fns, owner, default_name);
     if (!p) return restore_refused(desc, NULL, "no pool could be made from desc (the line above says why)");
-    snap_io sio;
+    snap_io sio = {0, NULL, NULL, NULL};
     why = io_resolve(io, p->cfg.item_size, &sio);
     if (!why) why = fingerprint_check(p, &h, &sio);
     if (why) return restore_refused(desc, p, why);
