@@ -306,7 +306,10 @@ SP_API sp_result sp_dense_snapshot(const sp_dense *d, void *buf, size_t size, co
    nothing allocated for a truncated, corrupt or foreign-version buffer, a desc that differs
    (item size, alignment, overflow, max, chunk_items, fixed buffer or not), io that differs, a
    fixed buffer holding fewer elements than the saved one's capacity, the saved tag held by a
-   live pool, a refusing load, or allocator failure. on_move does not run. O(slots + count). */
+   live pool, a refusing load, or allocator failure. on_move does not run. A dense pool has no
+   dispose hook: when load refuses an element, what it made of the elements before it is not
+   undone by the library (load's own bookkeeping must, as sp_dense_clear would leave it to
+   you). O(slots + count). */
 SP_API sp_dense *sp_dense_restore(const sp_dense_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io);
 
 #ifdef __cplusplus
