@@ -900,6 +900,75 @@ static void run_steady(size_t n, size_t item_size) {
 }
 
 /* ---------------------------------------------------------------------------------------------
+   Snapshot: sp_snapshot + sp_restore of n leased plain members (64 B) against the least a save
+   and a load must do, memcpy of the members' bytes out to a buffer and back into fresh memory
+   (malloc'd and touched there, as the restored pool's new spans are). Each timing is the median
+   of the repeats; the restored pool's destruction and the fresh block's free are outside it.
+   ------------------------------------------------------------------------------------------ */
+
+static void run_snapshot(size_t n, size_t item_size) {
+    sp_pool *pool = sp_pool_create(&(sp_desc){.name = "snapshot", .item_size = item_size});
+    if (pool == NULL) {
+        fprintf(stderr, "spbench: snapshot: sp_pool_create failed\n");
+        return;
+    }
+    bool failed = false;
+    for (size_t i = 0; i < n && !failed; i++) {
+        unsigned char *m = sp_acquire(pool);
+        failed = m == NULL;
+        if (m) memset(m, (int)(i & 0xFF), item_size);
+    }
+    size_t size = sp_snapshot_size(pool, NULL);
+    unsigned char *buf = failed ? NULL : malloc(size);
+    unsigned char *bytes = malloc(n * item_size);
+    if (!buf || !bytes) {
+        fprintf(stderr, "spbench: snapshot: setup failed\n");
+        sp_pool_destroy(pool);
+        free(buf);
+        free(bytes);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) memset(bytes + i * item_size, (int)(i & 0xFF), item_size);
+    size_t repeats = params.repeats > 64 ? 64 : params.repeats;
+    if (repeats > 9) repeats = 9; /* each repeat moves 2 x n x item_size bytes and maps as much */
+    double sp_ns[64], ref_ns[64], save_ns[64];
+    const sp_desc desc = {.name = "snapshot", .item_size = item_size};
+    for (size_t r = 0; r < repeats && !failed; r++) {
+        uint64_t t0 = now_ns();
+        failed = sp_snapshot(pool, buf, size, NULL) != SP_OK;
+        uint64_t t1 = now_ns();
+        sp_pool *back = failed ? NULL : sp_restore(&desc, buf, size, NULL);
+        uint64_t t2 = now_ns();
+        failed = failed || back == NULL;
+        if (back) sp_release_all(back); /* (no leak line) */
+        sp_pool_destroy(back);
+        save_ns[r] = (double)(t1 - t0);
+        sp_ns[r] = (double)(t2 - t0);
+        /* the reference: out to the buffer, back into fresh memory */
+        uint64_t u0 = now_ns();
+        memcpy(buf, bytes, n * item_size);
+        unsigned char *fresh = malloc(n * item_size);
+        if (fresh) memcpy(fresh, buf, n * item_size);
+        uint64_t u1 = now_ns();
+        failed = failed || fresh == NULL;
+        bench_sink += fresh ? fresh[n * item_size / 2] : 0u;
+        free(fresh);
+        ref_ns[r] = (double)(u1 - u0);
+    }
+    if (failed) {
+        fprintf(stderr, "spbench: snapshot: failed\n");
+    } else {
+        emit("snapshot", n, item_size, "spawnpool", "save_restore_ns", median_of(sp_ns, repeats), "ns");
+        emit("snapshot", n, item_size, "spawnpool", "save_ns", median_of(save_ns, repeats), "ns");
+        emit("snapshot", n, item_size, "memcpy", "save_restore_ns", median_of(ref_ns, repeats), "ns");
+    }
+    sp_release_all(pool);
+    sp_pool_destroy(pool);
+    free(buf);
+    free(bytes);
+}
+
+/* ---------------------------------------------------------------------------------------------
    Command line
    ------------------------------------------------------------------------------------------ */
 
@@ -1024,7 +1093,7 @@ static size_t parse_list(const char *s, size_t *out, size_t cap) {
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady|dense|embed|sizes\n"
+            "usage: spbench --workload lifo|churn|fifo|reclaim|resolve|iterate|frame|memory|steady|dense|snapshot|embed|sizes\n"
             "               [--quick] [--impl a,b] [--n 1000,100000] [--sizes 16,64,256]\n"
             "               [--datadir DIR]\n"
             "       spbench --workload threads_local|threads_cross|threads_mixed [--quick]\n"
@@ -1102,7 +1171,7 @@ int main(int argc, char **argv) {
         params.sizes[0] = 64;
         params.size_count = 1;
     }
-    if (strcmp(workload, "memory") == 0 && !n_given) {
+    if ((strcmp(workload, "memory") == 0 || strcmp(workload, "snapshot") == 0) && !n_given) {
         params.ns[0] = 1000000;
         params.n_count = 1;
     }
@@ -1125,6 +1194,7 @@ int main(int argc, char **argv) {
             else if (strcmp(workload, "memory") == 0) run_memory(impls, impl_count, n, size);
             else if (strcmp(workload, "steady") == 0) run_steady(n, size);
             else if (strcmp(workload, "dense") == 0) run_dense(n, size);
+            else if (strcmp(workload, "snapshot") == 0) run_snapshot(n, size);
             else if (strcmp(workload, "frame") == 0) {
                 run_frame(impls, impl_count);
                 return 0;

@@ -286,6 +286,20 @@ static void target_steady(FILE *md) {
     judged(md, target, c.most == 0, detail);
 }
 
+static void target_snapshot(FILE *md) {
+    const char *target = "Snapshot: save + restore of 1M 64-byte plain members within 2x of memcpy";
+    double sp, ref;
+    if (!time_of("snapshot", 1000000, 64, "spawnpool", "save_restore_ns", &sp) ||
+        !time_of("snapshot", 1000000, 64, "memcpy", "save_restore_ns", &ref)) {
+        line(md, target, "no data", "run make bench");
+        return;
+    }
+    char detail[256] = "";
+    appendf(detail, sizeof detail, "%.2fx: %.1f ms for sp_snapshot + sp_restore, %.1f ms for memcpy "
+            "of the members' bytes out and back into fresh memory (medians)", sp / ref, sp / 1e6, ref / 1e6);
+    judged(md, target, sp / ref <= 2.0, detail);
+}
+
 static void target_reclaim(FILE *md) {
     const char *target = "Reclaim-oldest at 1M within 1.5x of 1k";
     double a, b, r1, r2;
@@ -542,6 +556,7 @@ void report_targets(FILE *md) {
     target_bookkeeping(md);
     target_steady(md);
     target_reclaim(md);
+    target_snapshot(md);
     target_frame(md);
     target_worlds(md);
     target_world_calls(md);

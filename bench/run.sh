@@ -85,7 +85,7 @@ fi
 # Random churn is the headline plot: more N points (x4 steps from 1k to 1M) than the others.
 # shellcheck disable=SC2054 # the commas are spbench's list syntax
 churn_ns=(--n 1000,4000,16000,64000,256000,1000000)
-steps=(lifo churn fifo reclaim resolve iterate frame memory steady dense)
+steps=(lifo churn fifo reclaim resolve iterate frame memory steady dense snapshot)
 # What an embedding library does (bench/bench_embed.c): worlds of 53 pools made and torn down,
 # many live pools, thread-safe pools in turn.
 steps+=(embed)
@@ -110,7 +110,7 @@ durations=$results/durations-$mode.txt
 declare -A took=()
 # Relative lengths of the steps (a quick run on a 2-core machine), for a first run's estimate.
 declare -A weight=([lifo]=12 [churn]=6 [fifo]=2 [reclaim]=1 [resolve]=1 [iterate]=8 [frame]=8
-                   [memory]=6 [steady]=1 [dense]=3 [embed]=1 [sizes]=4 [threads_local]=2 [threads_cross]=4
+                   [memory]=6 [steady]=1 [dense]=3 [snapshot]=1 [embed]=1 [sizes]=4 [threads_local]=2 [threads_cross]=4
                    [threads_mixed]=3 [instr]=10)
 if [ -f "$durations" ]; then
   while read -r step secs; do took[$step]=$secs; done < "$durations"

@@ -292,6 +292,42 @@
     C++: include/spawnpool.hpp wraps a pool in sp::pool<T>, which constructs and destroys the
     objects it hands out (docs/guide.md, section 12).
 
+    SNAPSHOT AND RESTORE
+    ====================
+    sp_snapshot() writes a pool's whole state into your buffer (sp_snapshot_size() says how
+    much first) and sp_restore() makes a new pool of it from the same descriptor: every built
+    member's bytes (memcpy, or your save/load callbacks for members holding pointers or
+    resources), every slot's life, which members are leased, the free order, the acquisition
+    order, the counters behind sp_stats (created, acquired, released, peak_leased...), max and
+    the overflow policy as sp_set_max/sp_set_overflow left them. After a restore every handle
+    issued before the save resolves to the restored member, every stale one stays stale, and
+    the acquisitions that follow hand out the same slots, and handles, in the same order as the
+    saved pool would have (replay-exact: rollback, replays, save games).
+    - The pool tag: a restored pool takes its snapshot's tag back, so its handles are the saved
+      pool's ids. Refused (one line, nothing made) while a live pool of this process holds that
+      tag: destroy the pool you roll back first. A handle of an earlier pool of this process
+      under the same tag, with a life above the saved pool's first, cannot be told from a saved
+      handle and may resolve in the restored pool (in a rollback that earlier pool is the one
+      you rolled back, whose handles then name the same members). A snapshot of a pool that
+      never issued a handle has no tag: the restored pool takes one with its first handle, as
+      any pool does (its handles then differ from another process's in tag and life).
+    - Hooks: none runs at restore or at save (not create, not on_acquire): the members come back
+      as they were saved, through `load` when you give one; `dispose` runs on them later as on
+      any member. If `load` refuses a member, dispose runs on the members loaded before it and
+      the restore fails.
+    - Every built member is saved, free or leased: a free member keeps what create made of it.
+    - Refused, with one line and nothing allocated: a truncated, corrupt (checksum) or foreign
+      (magic, format version) buffer, a descriptor that does not match the snapshot's (item
+      size and alignment, order, chunk_items, fixed buffer or not), io that does not match the
+      one saved with, a fixed buffer smaller than the saved one's capacity, allocator failure.
+    - Thread-safe pools are refused, and so is a snapshot taken from inside one of the pool's
+      hooks (its state is mid-change there).
+    - sp_dense (spawnpool_dense.h) and a registry (all its pools, names and the tags behind
+      cross-pool handles: sp_registry_snapshot / sp_registry_restore) follow the same rules.
+    - The format is little-endian and independent of the build's debug level. Replay-exactness
+      of growth past the saved spans holds for restores by the same build (with or without
+      virtual memory, span sizes differ). stats.bytes describes the new pool's own memory.
+
     See docs/design.md for the memory layout and complexity of every call.
 */
 #ifndef SPAWNPOOL_H
@@ -755,6 +791,40 @@ SP_API const char *sp_version(void);
 SP_API int sp_version_number(void);
 
 /* ---------------------------------------------------------------------------------------------
+   Snapshot and restore (see SNAPSHOT AND RESTORE above)
+   ------------------------------------------------------------------------------------------ */
+
+/* How members go into a snapshot and come back. Zero (or a NULL io) means their item_size
+   bytes, copied. save and load: both or neither; each member takes `bytes` bytes in the
+   snapshot (=0: item_size), which save writes whole and load reads. load returns false to
+   refuse a member (the restore then fails). Both run for every built member, free or leased,
+   in slot order, and count as hooks of their pool. */
+typedef void (*sp_save_fn)(const void *item, void *out, size_t bytes, void *user);
+typedef bool (*sp_load_fn)(void *item, const void *in, size_t bytes, void *user);
+typedef struct sp_snapshot_io {
+    size_t bytes;    /* bytes a member takes in the snapshot (=0: item_size) */
+    sp_save_fn save; /* (=NULL: memcpy of the member) */
+    sp_load_fn load; /* (=NULL: memcpy back) */
+    void *user;      /* passed to save and load */
+} sp_snapshot_io;
+
+/* The bytes sp_snapshot needs for the pool now, or 0 (with a line) when it cannot be saved
+   (NULL, thread-safe, invalid io). O(1). */
+SP_API size_t sp_snapshot_size(const sp_pool *pool, const sp_snapshot_io *io);
+
+/* Writes the pool's state into buf (size bytes, at least sp_snapshot_size). The pool does not
+   change. @return SP_OK; SP_ERR_INVALID with a line for a NULL pool or buf, a buffer too
+   small, a thread-safe pool, a call from one of its hooks, invalid io. O(slots + size). */
+SP_API sp_result sp_snapshot(const sp_pool *pool, void *buf, size_t size, const sp_snapshot_io *io);
+
+/* A new pool made from desc with the state saved in buf (desc->initial is ignored: the
+   snapshot says what is built). @return the pool, or NULL with a line and nothing allocated
+   when the buffer is truncated, corrupt or of another format version, desc does not match it,
+   io does not match the io it was saved with, the saved pool tag is held by a live pool, load
+   refuses a member, or the allocator fails. O(slots + size). */
+SP_API sp_pool *sp_restore(const sp_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io);
+
+/* ---------------------------------------------------------------------------------------------
    Registry: named pools that a scene owns
    ------------------------------------------------------------------------------------------ */
 
@@ -858,6 +928,30 @@ SP_API void *sp_registry_resolve(const sp_registry *reg, sp_handle handle);
    @return members released by the passes (not those hooks released themselves).
    O(passes * leased) (SP_ORDER_MEMORY pools: slots). */
 SP_API size_t sp_registry_release_all(sp_registry *reg);
+
+/* Saving and restoring every pool of a registry at once (the rules of SNAPSHOT AND RESTORE):
+   the pools in order of addition, under their names, each with its own snapshot. The pools'
+   tags come back, so handles stored in members (of their own pool or another) resolve through
+   sp_registry_resolve after the restore. io_of gives the io of a pool by name (=NULL: every
+   pool's members raw); desc_of, which a restore needs, the descriptor of each saved pool
+   (its name is the saved one). */
+typedef struct sp_registry_snapshot_io {
+    const sp_snapshot_io *(*io_of)(const char *name, void *user);
+    const sp_desc *(*desc_of)(const char *name, void *user);
+    void *user;
+} sp_registry_snapshot_io;
+
+/* The bytes sp_registry_snapshot needs now, or 0 with a line (a pool that cannot be saved). */
+SP_API size_t sp_registry_snapshot_size(const sp_registry *reg, const sp_registry_snapshot_io *io);
+/* Writes every pool's snapshot into buf. SP_ERR_INVALID with a line: NULL arguments, a buffer
+   smaller than sp_registry_snapshot_size, a pool that cannot be saved (thread-safe, in a hook),
+   a call while the registry is being destroyed or releases all. O(pools + their snapshots). */
+SP_API sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, const sp_registry_snapshot_io *io);
+/* Restores every saved pool into reg, which must be empty (a new registry), under its name and
+   in its order. On any refusal (as sp_restore's, for the registry's buffer or any pool, or no
+   descriptor from desc_of) the pools restored so far go again: SP_ERR_INVALID with a line, the
+   registry empty, nothing allocated. O(pools + their snapshots). */
+SP_API sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, const sp_registry_snapshot_io *io);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -288,6 +288,30 @@ SP_API size_t sp_dense_resolve_index(const sp_dense *d, sp_handle handle);
 /* Fills *out as described under STATS above (zeroes it for a NULL pool). O(1). */
 SP_API void sp_dense_stats_get(const sp_dense *d, sp_stats *out);
 
+/* ---------------------------------------------------------------------------------------------
+   Snapshot and restore (the rules of spawnpool.h's SNAPSHOT AND RESTORE, for a dense pool)
+   ------------------------------------------------------------------------------------------ */
+
+/* The bytes sp_dense_snapshot needs now, or 0 with a line (NULL, invalid io). O(1). */
+SP_API size_t sp_dense_snapshot_size(const sp_dense *d, const sp_snapshot_io *io);
+/* Writes the pool's state into buf: the live elements in their places (raw, or through io's
+   save), the slot table (lives, the free list in its order, retired slots), the order of
+   addition (RECLAIM), the counters. The pool does not change. SP_ERR_INVALID with a line for a
+   NULL pool or buf, a buffer smaller than sp_dense_snapshot_size, invalid io, or a call from
+   on_move or the logger. O(slots + count). */
+SP_API sp_result sp_dense_snapshot(const sp_dense *d, void *buf, size_t size, const sp_snapshot_io *io);
+/* A new dense pool made from desc with the saved state (desc->initial is ignored). It takes the
+   saved pool tag back: the saved handles resolve, and the adds that follow take the same slots
+   and places, with the same handles, as the saved pool's would have. NULL with a line and
+   nothing allocated for a truncated, corrupt or foreign-version buffer, a desc that differs
+   (item size, alignment, overflow, max, chunk_items, fixed buffer or not), io that differs, a
+   fixed buffer holding fewer elements than the saved one's capacity, the saved tag held by a
+   live pool, a refusing load, or allocator failure. on_move does not run. A dense pool has no
+   dispose hook: when load refuses an element, what it made of the elements before it is not
+   undone by the library (load's own bookkeeping must, as sp_dense_clear would leave it to
+   you). O(slots + count). */
+SP_API sp_dense *sp_dense_restore(const sp_dense_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

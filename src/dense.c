@@ -37,7 +37,9 @@ static bool dense_refused_busy(sp_dense *d, const char *call) {
    Lifecycle
    ------------------------------------------------------------------------------------------ */
 
-sp_dense *sp_dense_create(const sp_dense_desc *desc) {
+/* Creation; tag NULL: the pool takes a tag of its own, else this one, already taken, with
+   life_first (a restore's: sp__dense_create_tagged), released again if creation fails. */
+static sp_dense *dense_create(const sp_dense_desc *desc, const uint32_t *given_tag, uint32_t given_life) {
     if (!desc) {
         sp__log_to(NULL, "", SP__MSG_NULL_DESC, "sp_dense_create");
         return NULL;
@@ -61,6 +63,7 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         snprintf(why, sizeof why, "buffer_size without a buffer");
     if (!ok || why[0]) {
         sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, "sp_dense_create", why);
+        if (given_tag) sp__tag_release(*given_tag, 0);
         return NULL;
     }
 
@@ -81,12 +84,13 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
             snprintf(why, sizeof why, "initial is %zu, the buffer holds %zu elements", desc->initial, fit);
         if (fit == 0 || desc->initial > fit) {
             sp__log_to(&desc->logger, name, SP__MSG_BAD_DESC, "sp_dense_create", why);
+            if (given_tag) sp__tag_release(*given_tag, 0);
             return NULL;
         }
     }
 
-    uint32_t life_first = 0, tag = 0;
-    if (!sp__tag_acquire(&tag, &life_first)) {
+    uint32_t life_first = given_life, tag = given_tag ? *given_tag : 0u;
+    if (!given_tag && !sp__tag_acquire(&tag, &life_first)) {
         sp__log_to(&desc->logger, name, SP__MSG_NO_TAG, "sp_dense_create", sp__tags_retired());
         return NULL;
     }
@@ -155,6 +159,12 @@ sp_dense *sp_dense_create(const sp_dense_desc *desc) {
         return NULL;
     }
     return d;
+}
+
+sp_dense *sp_dense_create(const sp_dense_desc *desc) { return dense_create(desc, NULL, 0); }
+
+sp_dense *sp__dense_create_tagged(const sp_dense_desc *desc, uint32_t tag, uint32_t life_first) {
+    return dense_create(desc, &tag, life_first);
 }
 
 /* The highest life any slot handed out (0: none): a live slot's current life, every life up to

@@ -162,6 +162,10 @@ dense_layout sp__dense_layout_at(uintptr_t base, const dense_shape *sh, size_t n
 
 /* ---- capacity (dense.c) ------------------------------------------------------------------- */
 
+/* sp_dense_create with a tag the caller took (sp__tag_claim) and its first life: a restore's.
+   The tag goes back if creation fails. */
+sp_dense *sp__dense_create_tagged(const sp_dense_desc *desc, uint32_t tag, uint32_t life_first);
+
 /* Moves the elements into a block of new_cap places (and the slot table to at least as many
    entries), or changes nothing and logs when the allocator fails. Growing mode only. */
 bool sp__dense_grow(sp_dense *d, size_t new_cap);

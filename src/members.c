@@ -368,6 +368,25 @@ static bool span_add(sp_pool *p, uint32_t k, bool fresh) {
     return true;
 }
 
+/* A restored pool's span for record k (its slot indices, cap and floor set by the caller): the
+   memory, `count` members' bookkeeping committed and zeroed, words left for the caller. */
+bool sp__span_restore(sp_pool *p, uint32_t k, uint32_t count, uint32_t life_start) {
+    if (!span_add(p, k, false)) return false;
+    sp__span *s = rec_span(&p->mem.recs[k]);
+    if (count && !span_commit(p, s, count)) {
+        sp__log(p, SP__MSG_NOMEM, "committing members");
+        return false; /* the span stays: the pool's teardown gives it back */
+    }
+    s->life_start = life_start;
+    for (uint32_t i = 0; i < count; i++) wstore(&s->words[i], word_make(life_start, SP__UNBUILT));
+#if SP_DEBUG
+    if (count) memset(s->dbg, 0, (size_t)count * sizeof *s->dbg);
+#endif
+    atomic_store_explicit(&s->count, count, memory_order_release);
+    spans_index(p); /* the plain release's bound */
+    return true;
+}
+
 /* The highest life span s's slots handed out (relative lives). */
 static uint32_t span_highest_life(const sp__span *s) {
     uint32_t high = s->life_start - 1u;

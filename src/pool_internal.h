@@ -251,6 +251,7 @@ bool sp__stack_reserve(sp_pool *p, size_t need);
 bool sp__spans_register(sp_pool *p, const sp__pool_owner *fns, void *owner);
 uint32_t sp__index_searched(const sp_pool *p, uintptr_t a);
 uint32_t sp__highest_life(const sp_pool *p);
+bool sp__span_restore(sp_pool *p, uint32_t k, uint32_t count, uint32_t life_start);
 /* handles.c */
 bool sp__tag_take(sp_pool *p);
 /* iterate.c */

@@ -17,6 +17,7 @@
    sp_registry_release. The names and tags change only in add, remove and destroy, which need
    quiescence. */
 #include "sp_internal.h"
+#include "snapshot_format.h"
 #include "sp_os.h"
 
 #include <string.h>
@@ -334,7 +335,14 @@ void sp_registry_destroy(sp_registry *reg) {
     a.free(reg, sizeof *reg, a.user);
 }
 
-sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
+/* Where a pool being added comes from: made from its desc, or restored from a snapshot. */
+typedef struct pool_source {
+    const void *buf;
+    size_t size;
+    const sp_snapshot_io *io;
+} pool_source;
+
+static sp_pool *registry_add_from(sp_registry *reg, const char *name, const sp_desc *desc, const pool_source *src) {
     const sp_logger *logger = desc && desc->logger.log ? &desc->logger : reg ? &reg->logger : NULL;
     const char *missing = !reg ? "registry" : !name ? "name" : !desc ? "desc" : NULL;
     if (missing) {
@@ -378,7 +386,8 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
        under this name), fill its tables. Everything is checked again afterwards. */
     const char *outer = reg->adding;
     if (!outer) reg->adding = copy;
-    sp_pool *pool = sp__pool_create_in(&d, &registry_as_owner, reg, name);
+    sp_pool *pool = src ? sp__pool_restore_in(&d, src->buf, src->size, src->io, &registry_as_owner, reg, name)
+                        : sp__pool_create_in(&d, &registry_as_owner, reg, name);
     bool taken = pool && names_find(reg, name);
     bool no_room = pool && !taken && !entries_reserve(reg);
     if (taken || no_room) {
@@ -386,7 +395,10 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
             sp__log_to(&d.logger, name, SP__MSG_REG_DUPLICATE, name);
         else
             sp__log_to(&d.logger, name, SP__MSG_NOMEM, "registry");
-        sp_pool_destroy(pool); /* its dispose hooks run: still "adding" */
+        if (src)
+            sp__pool_discard(pool);
+        else
+            sp_pool_destroy(pool); /* its dispose hooks run: still "adding" */
         pool = NULL;
     }
     reg->adding = outer;
@@ -402,6 +414,113 @@ sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc
     uint32_t tag;
     if (pool_tag(pool, &tag)) tags_insert(reg, pool, tag);
     return pool;
+}
+
+sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
+    return registry_add_from(reg, name, desc, NULL);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Snapshot and restore: every pool, in order of addition, under its name (snapshot.c writes
+   each pool's own snapshot; this is their list in one envelope). The pools' tags come back, so
+   handles stored in members, of their own pool or another, resolve through the registry.
+   ------------------------------------------------------------------------------------------ */
+
+static const sp_snapshot_io *io_for(const sp_registry_snapshot_io *io, const char *name) {
+    return io && io->io_of ? io->io_of(name, io->user) : NULL;
+}
+
+static void reg_put(unsigned char **at, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) *(*at)++ = (unsigned char)(v >> (8 * i));
+}
+
+size_t sp_registry_snapshot_size(const sp_registry *reg, const sp_registry_snapshot_io *io) {
+    if (null_registry(reg, "sp_registry_snapshot_size")) return 0;
+    uint64_t total = SNAP_ENVELOPE + 4u + 4u;
+    for (size_t i = 0; i < reg->count; i++) {
+        size_t one = sp_snapshot_size(reg->entries[i].pool, io_for(io, reg->entries[i].name));
+        if (!one) return 0; /* (its line said why) */
+        total += 4u + strlen(reg->entries[i].name) + 8u + one;
+    }
+    return total > SIZE_MAX ? 0 : (size_t)total;
+}
+
+sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, const sp_registry_snapshot_io *io) {
+    if (null_registry(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
+    if (refused_now(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
+    size_t need = sp_registry_snapshot_size(reg, io);
+    const char *why = !need ? "a pool cannot be saved (the line above says why)"
+                      : !buf ? "buf is NULL"
+                      : size < need ? "the buffer is smaller than sp_registry_snapshot_size" : NULL;
+    if (why) {
+        sp__log_to(&reg->logger, REG_NAME, SP__MSG_SNAP_REFUSED, "sp_registry_snapshot", why);
+        return SP_ERR_INVALID;
+    }
+    unsigned char *at = (unsigned char *)buf;
+    reg_put(&at, SNAP_MAGIC, 4);
+    reg_put(&at, SNAP_VERSION, 4);
+    reg_put(&at, 0, 8);
+    reg_put(&at, need, 8);
+    reg_put(&at, SNAP_KIND_REGISTRY, 4);
+    reg_put(&at, reg->count, 4);
+    for (size_t i = 0; i < reg->count; i++) {
+        const sp__entry *e = &reg->entries[i];
+        size_t len = strlen(e->name), one = sp_snapshot_size(e->pool, io_for(io, e->name));
+        reg_put(&at, len, 4);
+        memcpy(at, e->name, len);
+        at += len;
+        reg_put(&at, one, 8);
+        if (sp_snapshot(e->pool, at, one, io_for(io, e->name)) != SP_OK) return SP_ERR_INVALID;
+        at += one;
+    }
+    snap_seal((unsigned char *)buf, need);
+    return SP_OK;
+}
+
+sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, const sp_registry_snapshot_io *io) {
+    if (null_registry(reg, "sp_registry_restore")) return SP_ERR_INVALID;
+    if (refused_now(reg, "sp_registry_restore")) return SP_ERR_INVALID;
+    const char *why = !buf ? "buf is NULL"
+                      : !io || !io->desc_of ? "io.desc_of is NULL (it gives each saved pool's descriptor)"
+                      : reg->count ? "the registry is not empty (restore into a new one)" : NULL;
+    bool restoring = !why; /* from here on the registry's pools are this call's */
+    reader r = {(const unsigned char *)buf, (const unsigned char *)buf + (buf ? size : 0u), false};
+    if (!why) why = snap_open(&r, size, SNAP_KIND_REGISTRY);
+    uint32_t pools = why ? 0u : get32(&r);
+    if (!why && r.bad) why = "truncated snapshot";
+    char name[256];
+    for (uint32_t k = 0; !why && k < pools; k++) {
+        uint32_t len = get32(&r);
+        if (r.bad || len == 0 || len >= sizeof name || !room(&r, len)) {
+            why = "the snapshot's pool names are invalid";
+            break;
+        }
+        memcpy(name, r.at, len);
+        name[len] = '\0';
+        r.at += len;
+        uint64_t one = get64(&r);
+        if (r.bad || memchr(name, '\0', len) || !room(&r, (size_t)one)) {
+            why = "the snapshot's pool list is invalid";
+            break;
+        }
+        const sp_desc *d = io->desc_of(name, io->user);
+        if (!d) {
+            why = "io.desc_of gave no descriptor for a saved pool";
+            break;
+        }
+        pool_source src = {r.at, (size_t)one, io_for(io, name)};
+        if (!registry_add_from(reg, name, d, &src)) {
+            why = "a pool could not be restored (the line above says why)";
+            break;
+        }
+        r.at += one;
+    }
+    if (!why && r.at != r.end) why = "the snapshot's sections do not add up";
+    if (!why) return SP_OK;
+    /* Nothing stays: the pools restored so far go, quietly, newest first. */
+    while (restoring && reg->count) sp__pool_discard(reg->entries[reg->count - 1u].pool);
+    sp__log_to(&reg->logger, REG_NAME, SP__MSG_SNAP_REFUSED, "sp_registry_restore", why);
+    return SP_ERR_INVALID;
 }
 
 sp_result sp_registry_remove(sp_registry *reg, const char *name) {

@@ -166,6 +166,7 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_DENSE_PAST_LIVE, SP_LOG_WARN, "remove: %p is past the live elements (double remove?)")   \
     X(MSG_DENSE_EXPIRED, SP_LOG_WARN, "remove_handle: handle %#llx has expired (double remove?)")  \
     X(MSG_DENSE_FOREIGN, SP_LOG_WARN, "remove_handle: handle %#llx is not from this pool")         \
+    X(MSG_SNAP_REFUSED, SP_LOG_ERROR, "%s: %s: refused")                                           \
     X(MSG_DENSE_FORGED, SP_LOG_WARN,                                                               \
       "remove_handle: handle %#llx names no slot or life of this pool (forged?)")                 \
     X(MSG_ZEROED_HOOKS, SP_LOG_WARN,                                                              \
@@ -238,6 +239,9 @@ void sp__tag_release(uint32_t tag, uint32_t highest_life);
    the printers in tools/debugger find a handle's pool through it. sp__tag_release forgets it. */
 void sp__tag_holder_set(uint32_t tag, const void *holder, bool dense);
 extern uintptr_t sp__tag_holders[SP__TAG_COUNT]; /* (tags.c: what the printers read) */
+/* Takes this very tag (a restored pool takes its snapshot's back): false when a live pool holds
+   it. Its mark is not consulted: see "SNAPSHOT AND RESTORE" in spawnpool.h for why. */
+bool sp__tag_claim(uint32_t tag);
 uint32_t sp__tags_retired(void);
 /* White-box: a tag's high-water life, whether it retired. sp__tags_reset forgets the marks and
    retirements of every tag no live pool holds, as a fresh process would have them: for test
@@ -276,6 +280,11 @@ typedef struct sp__pool_owner {
 /* What the registry asks of a pool (pool.c and threads.c answer). */
 sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
                             const char *default_name);
+/* sp_restore into an owner (snapshot.c); sp__pool_discard destroys a restored pool quietly
+   (no hook, no leak line, its tag back as it was). */
+sp_pool *sp__pool_restore_in(const sp_desc *desc, const void *buf, size_t size, const sp_snapshot_io *io,
+                             const sp__pool_owner *fns, void *owner, const char *default_name);
+void sp__pool_discard(sp_pool *pool);
 bool sp__pool_has_member(const sp_pool *pool, const void *item); /* built, leased or free */
 size_t sp__pool_leased(const sp_pool *pool);   /* exact for a thread-safe pool too */
 bool sp__pool_in_callback(const sp_pool *pool); /* a hook of it runs, or it is being destroyed */

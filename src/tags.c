@@ -70,6 +70,15 @@ bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life) {
     return found;
 }
 
+bool sp__tag_claim(uint32_t tag) {
+    if (tag >= SP__TAG_COUNT) return false;
+    sp__tags_lock();
+    bool free_now = !bit_get(tag_used, tag);
+    if (free_now) bit_put(tag_used, tag, true);
+    sp__tags_unlock();
+    return free_now;
+}
+
 void sp__tag_release(uint32_t tag, uint32_t highest_life) {
     if (tag >= SP__TAG_COUNT) return;
     sp__tags_lock();

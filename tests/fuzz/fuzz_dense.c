@@ -74,6 +74,7 @@ typedef struct fd_model {
     fd_block blocks[FD_BLOCKS];
     size_t nblocks, live_bytes;
     int fail_armed, fail_hits;
+    sp_dense_desc desc; /* what it was made from: its restores use the same */
 } fd_model;
 
 static fd_model fd;
@@ -245,6 +246,8 @@ static void fd_create(fz_input *in) {
         FZ_CHECK(fd.lines == 1 && fd.live_bytes == 0, "dense: a refused desc must log one line and leak nothing");
     }
     fd.lines = 0;
+    fd.desc = desc;
+    fd.desc.initial = 0;
     fd.d = sp_dense_create(&desc);
     FZ_CHECK(fd.d != NULL, "dense: sp_dense_create refused a valid desc");
     FZ_CHECK(strcmp(sp_dense_name(fd.d), fd.name) == 0, "dense: the name was not kept");
@@ -509,6 +512,36 @@ static void fd_op_lookups(unsigned b, fz_input *in) {
     fd.lines_expected += fd.lines - lines;
 }
 
+/* Every 8th dense operation (no input bytes), a rollback to now: the snapshot's restore is
+   refused while the pool lives (its tag), one line; a byte flipped and the snapshot cut short
+   are refused, one line each; then the pool is destroyed and restored from the snapshot, and
+   the model, untouched, must still match it (fd_check, and every later operation). */
+static void fd_rollback(void) {
+    if (fd.fail_armed) return; /* (the restore's allocations would meet the armed failure) */
+    size_t size = sp_dense_snapshot_size(fd.d, NULL);
+    FZ_CHECK(size > 0, "dense: sp_dense_snapshot_size refused a quiescent pool");
+    unsigned char *buf = (unsigned char *)malloc(size);
+    FZ_CHECK(buf != NULL, "out of memory in the fuzzer");
+    FZ_CHECK(sp_dense_snapshot(fd.d, buf, size, NULL) == SP_OK, "dense: sp_dense_snapshot refused a quiescent pool");
+    int lines = fd.lines;
+    FZ_CHECK(sp_dense_restore(&fd.desc, buf, size, NULL) == NULL && fd.lines == lines + 1,
+             "dense: a restore while the saved pool (its tag) lives was not refused with one line");
+    size_t at = (size_t)((fz_dense_ops * 2654435761u) % size);
+    buf[at] ^= (unsigned char)(1u + fz_dense_ops % 255u);
+    FZ_CHECK(sp_dense_restore(&fd.desc, buf, size, NULL) == NULL && fd.lines == lines + 2,
+             "dense: a corrupt snapshot was not refused with one line");
+    buf[at] ^= (unsigned char)(1u + fz_dense_ops % 255u);
+    FZ_CHECK(sp_dense_restore(&fd.desc, buf, at, NULL) == NULL && fd.lines == lines + 3,
+             "dense: a truncated snapshot was not refused with one line");
+    fd.lines = lines;
+    size_t moves = fd.moves;
+    sp_dense_destroy(fd.d);
+    fd.d = sp_dense_restore(&fd.desc, buf, size, NULL);
+    FZ_CHECK(fd.d != NULL, "dense: sp_dense_restore refused the snapshot of the pool it replaces");
+    FZ_CHECK(fd.moves == moves && fd.lines == lines, "dense: a restore ran on_move or logged");
+    free(buf);
+}
+
 void fz_dense_op(fz_input *in) {
     fz_dense_ops++;
     if (!fd.d) {
@@ -537,6 +570,10 @@ void fz_dense_op(fz_input *in) {
         break;
     }
     fd_check();
+    if (fz_dense_ops % 8u == 0) {
+        fd_rollback();
+        fd_check();
+    }
 }
 
 void fz_dense_teardown(void) {

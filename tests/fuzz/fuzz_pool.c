@@ -240,6 +240,7 @@ typedef struct fz_pool {
     char last_log_pool[32];
 
     fz_alloc alloc;
+    sp_desc desc; /* what it was made from: a restore of its snapshot uses the same */
 } fz_pool;
 
 static fz_pool fz_pools[FZ_POOLS];
@@ -955,6 +956,7 @@ static void fz_slot_create(int slot, unsigned order, fz_input *in) {
                 (d.order == SP_ORDER_DEFAULT && d.overflow != SP_OVERFLOW_RECLAIM);
 
     fz_op_name = "create";
+    p->desc = d;
     p->pool = sp_registry_add(fz_reg, p->name, &d);
     FZ_CHECK(p->pool != NULL, "sp_registry_add refused a valid desc");
     FZ_CHECK(sp_registry_add(fz_reg, p->name, &d) == NULL, "a duplicate registry name was accepted");
@@ -1839,6 +1841,82 @@ static void fz_op_registry_more(fz_pool *p, fz_input *in) {
    The entry point
    ------------------------------------------------------------------------------------------ */
 
+/* ---- snapshot and restore --------------------------------------------------------------
+   Every 16th operation (no input bytes: the corpus decodes as before), each pool is saved and
+   the snapshot restored into a pool of its own (no hooks, the C library's memory, a logger of
+   its own): the same stats, the same leased members in the same order with the same bytes, and
+   the registry's pool unchanged (the next operation's checks). A pool that issued a handle
+   holds its tag, so its restore must be refused with the line that says so. Then the same
+   snapshot with one byte flipped, and cut short: each refused with exactly one line. */
+static int fz_snap_lines;
+static char fz_snap_last[256];
+static void fz_snap_log(sp_log_level level, const char *pool, const char *message, void *user) {
+    (void)pool, (void)user;
+    if (level == SP_LOG_INFO) return;
+    fz_snap_lines++;
+    snprintf(fz_snap_last, sizeof fz_snap_last, "%s", message);
+}
+
+static void fz_snapshot_check(fz_pool *p) {
+    if (!p->pool) return;
+    const char *was = fz_op_name;
+    fz_op_name = "snapshot and restore";
+    size_t size = sp_snapshot_size(p->pool, NULL);
+    FZ_CHECK(size > 0, "sp_snapshot_size refused a quiescent pool");
+    unsigned char *buf = (unsigned char *)malloc(size), *bad = (unsigned char *)malloc(size);
+    FZ_CHECK(buf && bad, "out of memory in the fuzzer");
+    FZ_CHECK(sp_snapshot(p->pool, buf, size, NULL) == SP_OK, "sp_snapshot refused a quiescent pool");
+    sp_desc d = p->desc;
+    d.name = "snapshot";
+    d.create = NULL, d.on_acquire = NULL, d.on_release = NULL, d.dispose = NULL, d.priority = NULL, d.user = NULL;
+    d.initial = 0;
+    memset(&d.allocator, 0, sizeof d.allocator);
+    d.logger.log = fz_snap_log;
+    d.logger.user = NULL;
+    unsigned char *block = NULL;
+    if (p->fixed) { /* room for any capacity the original's buffer had */
+        block = (unsigned char *)malloc(2u * p->buffer_size + 64u);
+        FZ_CHECK(block != NULL, "out of memory in the fuzzer");
+        d.buffer = block;
+        d.buffer_size = 2u * p->buffer_size + 64u;
+    }
+    fz_snap_lines = 0;
+    sp_pool *q = sp_restore(&d, buf, size, NULL);
+    if (!q) {
+        if (fz_snap_lines != 1 || !strstr(fz_snap_last, "tag")) fprintf(stderr, "fuzz_pool: sp_restore said: %s\n", fz_snap_last);
+        FZ_CHECK(fz_snap_lines == 1 && strstr(fz_snap_last, "tag") != NULL,
+                 "sp_restore refused a good snapshot (other than for a tag held)");
+    } else {
+        sp_stats a, b;
+        sp_stats_get(p->pool, &a);
+        sp_stats_get(q, &b);
+        FZ_CHECK(a.size == b.size && a.leased == b.leased && a.free == b.free && a.max == b.max &&
+                     a.peak_leased == b.peak_leased && a.created == b.created && a.disposed == b.disposed &&
+                     a.acquired == b.acquired && a.released == b.released && a.reclaimed == b.reclaimed &&
+                     a.dropped == b.dropped && a.grown_past_max == b.grown_past_max,
+                 "the restored pool's stats differ from the saved pool's");
+        FZ_CHECK(sp__pool_check(q), "the restored pool is not consistent");
+        void *x = sp_first(p->pool), *y = sp_first(q);
+        for (; x && y; x = sp_next(p->pool, x), y = sp_next(q, y))
+            FZ_CHECK(memcmp(x, y, p->item_size) == 0, "a restored member's bytes differ");
+        FZ_CHECK(!x && !y, "the restored pool's leased members differ from the saved pool's");
+        fz_snap_lines = 0;
+        sp_pool_destroy(q); /* (its leak line goes to the snapshot's logger) */
+    }
+    /* one byte flipped anywhere, and the snapshot cut short: refused, one line each */
+    uint64_t at = ((uint64_t)fz_op_index * 2654435761u + (uint64_t)p->item_size) % size;
+    memcpy(bad, buf, size);
+    bad[at] ^= (unsigned char)(1u + (unsigned)fz_op_index % 255u);
+    fz_snap_lines = 0;
+    FZ_CHECK(sp_restore(&d, bad, size, NULL) == NULL && fz_snap_lines == 1, "a corrupt snapshot was not refused with one line");
+    fz_snap_lines = 0;
+    FZ_CHECK(sp_restore(&d, buf, at, NULL) == NULL && fz_snap_lines == 1, "a truncated snapshot was not refused with one line");
+    free(block);
+    free(buf);
+    free(bad);
+    fz_op_name = was;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -2008,6 +2086,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (p) fz_check_pool(p);
         fz_check_all_cheap();
+        if (fz_op_index % 16 == 0)
+            for (int i = 0; i < FZ_POOLS; i++) fz_snapshot_check(&fz_pools[i]);
         fz_ops_checked++;
     }
 
