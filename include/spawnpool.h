@@ -124,7 +124,8 @@
     fixed-buffer pool then has one member less), after 2^23 - 1 lives with a handle of one
     slot at most and 2^20 + 1 at least. A pool holds at most 2^24 slots.
     A handle never resolves in any pool but the one that issued it, nor in another life, for
-    the life of the process, even though tags come back (a game that rebuilds its pools every
+    the life of the process (the one exception is a pool restored from a snapshot, which takes
+    the saved tag and lives back: see SNAPSHOT AND RESTORE), even though tags come back (a game that rebuilds its pools every
     level gets a destroyed pool's tag again): a pool that takes a tag hands out only lives
     above every life that tag ever handed out, and a tag with fewer than 2^20 lives left is
     retired for good. The bound: each tag serves 2^23 - 2^20 - 1 lives, and a pool uses up as
