@@ -86,17 +86,7 @@ sp_result sp_dense_snapshot(const sp_dense *dense, void *buf, size_t size, const
     put64(&w, d->slot_used);
     put64(&w, d->retired);
     put64(&w, d->peak);
-    const sp__counters *c = &d->counters;
-    put64(&w, c->created);
-    put64(&w, c->disposed);
-    put64(&w, c->acquired);
-    put64(&w, c->reclaimed);
-    put64(&w, c->dropped);
-    put64(&w, c->grown_past_max);
-    put64(&w, c->leased_disposed);
-    put64(&w, c->foreign_handles);
-    put64(&w, c->forged_handles);
-    put64(&w, c->grow_warn_at);
+    counters_put(&w, &d->counters);
     for (size_t s = 0; s < d->slot_used; s++) {
         put32(&w, d->slots[s].index);
         put32(&w, d->slots[s].life);
@@ -147,17 +137,7 @@ static void dsnap_read(reader *r, dsnap *h) {
     h->slot_used = get64(r);
     h->retired = get64(r);
     h->peak = get64(r);
-    sp__counters *c = &h->counters;
-    c->created = get64(r);
-    c->disposed = get64(r);
-    c->acquired = get64(r);
-    c->reclaimed = get64(r);
-    c->dropped = get64(r);
-    c->grown_past_max = get64(r);
-    c->leased_disposed = get64(r);
-    c->foreign_handles = get64(r);
-    c->forged_handles = get64(r);
-    c->grow_warn_at = get64(r);
+    counters_get(r, &h->counters);
 }
 
 static const char *dsnap_fits(const sp_dense *d, const dsnap *h, const snap_io *io) {

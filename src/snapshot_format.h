@@ -78,6 +78,27 @@ static inline uint64_t get64(reader *r) {
     return v;
 }
 
+/* The counters both kinds of pool keep (sp__counters), in one order. */
+static inline void counters_put(writer *w, const sp__counters *c) {
+    const uint64_t v[] = {c->created,        c->disposed,        c->acquired,        c->reclaimed,
+                          c->dropped,        c->grown_past_max,  c->leased_disposed, c->foreign_handles,
+                          c->forged_handles, c->grow_warn_at};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) put64(w, v[i]);
+}
+
+static inline void counters_get(reader *r, sp__counters *c) {
+    c->created = get64(r);
+    c->disposed = get64(r);
+    c->acquired = get64(r);
+    c->reclaimed = get64(r);
+    c->dropped = get64(r);
+    c->grown_past_max = get64(r);
+    c->leased_disposed = get64(r);
+    c->foreign_handles = get64(r);
+    c->forged_handles = get64(r);
+    c->grow_warn_at = get64(r);
+}
+
 /* ---- what the caller's io means --------------------------------------------------------- */
 typedef struct snap_io {
     size_t bytes;
