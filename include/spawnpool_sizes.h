@@ -22,7 +22,9 @@
     Each class is an ordinary sp_pool (memory order, no hooks, DROP unless `max` is set with
     another `overflow`), named "<name>:<size>"; `max`, `overflow`, `chunk_items`,
     `item_align`, `allocator`, `logger`, `threads`, `magazine_size` and `thread_cache_bytes`
-    apply to every class.
+    apply to every class. The set offers no hooks: its members are buffers of a size the
+    caller chooses at each call, which a per-class create or on_acquire could not know (zero
+    them with sp_sizes_acquire_zeroed; use an sp_pool of your type for objects with hooks).
     A member's alignment is the class pool's: natural for its size, at most 16 (=item_align).
 
     Acquisition picks the smallest class that fits, in O(1): a table indexed by the size's
