@@ -312,6 +312,9 @@
       you rolled back, whose handles then name the same members). A snapshot of a pool that
       never issued a handle has no tag: the restored pool takes one with its first handle, as
       any pool does (its handles then differ from another process's in tag and life).
+    - save and load count as hooks of their pool (destroy, clear and trim are refused) and read
+      it as it is: acquire, release, sp_release_all and sp_prewarm on it are refused inside
+      them with one line, as inside `priority` (sp_dense: adds, removes and reserve).
     - Hooks: none runs at restore or at save (not create, not on_acquire): the members come back
       as they were saved, through `load` when you give one; `dispose` runs on them later as on
       any member. If `load` refuses a member, dispose runs on the members loaded before it and

@@ -220,6 +220,7 @@ size_t sp_dense_reserve(sp_dense *d, size_t n) {
         return 0;
     }
     SP__DENSE_ONE_THREAD(d, "sp_dense_reserve", size_t, 0, sp_dense_reserve(d, n));
+    if (sp__dense_frozen(d, "sp_dense_reserve")) return 0;
     size_t ceiling = d->overflow == SP_OVERFLOW_GROW ? d->items_max : d->limit;
     if (n > ceiling) n = ceiling;
     if (n > d->cap && !d->fixed && sp__dense_grow(d, n)) sp__dense_grow_warn(d);

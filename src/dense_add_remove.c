@@ -136,6 +136,7 @@ void *sp_dense_add(sp_dense *d, const void *init) {
         return NULL;
     }
     SP__DENSE_ONE_THREAD(d, "sp_dense_add", void *, NULL, sp_dense_add(d, init));
+    if (sp__dense_frozen(d, "sp_dense_add")) return NULL;
     uint32_t slot;
     return dense_add(d, init, &slot);
 }
@@ -147,6 +148,7 @@ sp_handle sp_dense_add_handle(sp_dense *d, const void *init) {
     }
     SP__DENSE_ONE_THREAD(d, "sp_dense_add_handle", sp_handle, sp_handle_null(),
                          sp_dense_add_handle(d, init));
+    if (sp__dense_frozen(d, "sp_dense_add_handle")) return sp_handle_null();
     uint32_t slot;
     if (!dense_add(d, init, &slot)) return sp_handle_null();
     return dense_handle(d, slot);
@@ -179,6 +181,7 @@ sp_result sp_dense_remove_at(sp_dense *d, size_t index) {
     }
     SP__DENSE_ONE_THREAD(d, "sp_dense_remove_at", sp_result, SP_ERR_INVALID,
                          sp_dense_remove_at(d, index));
+    if (sp__dense_frozen(d, "sp_dense_remove_at")) return SP_ERR_INVALID;
     if (index >= d->count) {
         sp__dense_log(d, SP__MSG_DENSE_BAD_INDEX, index, d->count);
         return SP_ERR_INVALID;
@@ -193,6 +196,7 @@ sp_result sp_dense_remove(sp_dense *d, void *item) {
         return SP_ERR_INVALID;
     }
     SP__DENSE_ONE_THREAD(d, "sp_dense_remove", sp_result, SP_ERR_INVALID, sp_dense_remove(d, item));
+    if (sp__dense_frozen(d, "sp_dense_remove")) return SP_ERR_INVALID;
     if (!item) return SP_OK;
     uintptr_t p = (uintptr_t)item, base = (uintptr_t)d->items;
     if (!d->items || p < base || p - base >= d->cap * d->stride || (p - base) % d->stride != 0) {
@@ -215,6 +219,7 @@ sp_result sp_dense_remove_handle(sp_dense *d, sp_handle handle) {
     }
     SP__DENSE_ONE_THREAD(d, "sp_dense_remove_handle", sp_result, SP_ERR_INVALID,
                          sp_dense_remove_handle(d, handle));
+    if (sp__dense_frozen(d, "sp_dense_remove_handle")) return SP_ERR_INVALID;
     uint32_t slot = 0;
     switch (dense_lookup_handle(d, handle, &slot)) {
     case DENSE_NULL: return SP_OK;

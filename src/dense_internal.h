@@ -103,6 +103,8 @@ struct sp_dense {
                               a clear; grow_warn_at: the next grown_past_max that warns) */
     int busy;              /* callbacks of this pool running (on_move, the logger): destroy and
                               clear are refused while it is above 0 */
+    uint8_t frozen;        /* a callback that reads the pool as it is runs (a snapshot's save
+                              or load: SP__FROZEN_*): adds, removes and reserve are refused */
 #if SP_DEBUG
     sp__one_thread one;    /* the thread inside a call now: two at once is misuse */
 #endif
@@ -117,6 +119,13 @@ static inline size_t dense_align_up(size_t n, size_t align) { return (n + align 
    on_move: while it runs the pool is busy, so that destroying or clearing it from there is
    refused. */
 void sp__dense_log(const sp_dense *d, sp__msg msg, ...);
+
+/* One line for an add, remove or reserve while a frozen callback runs; true when refused. */
+static inline bool sp__dense_frozen(sp_dense *d, const char *call) {
+    if (!d->frozen) return false;
+    sp__dense_log(d, SP__MSG_FROZEN, call, sp__frozen_by(d->frozen));
+    return true;
+}
 
 /* ---- one thread at a time (debug builds; the mechanism is sp_pool's, in debug.c) ----------
    At the top of the calls that change a pool, after their NULL check: a call while another

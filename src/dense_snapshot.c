@@ -97,8 +97,10 @@ sp_result sp_dense_snapshot(const sp_dense *dense, void *buf, size_t size, const
     }
     for (size_t i = 0; i < d->count; i++) put32(&w, d->back[i]);
     if (sio.save) {
-        d->busy++;
+        d->busy++; /* destroy and clear are refused, and so are adds and removes: the header is written */
+        d->frozen = SP__FROZEN_SAVE;
         for (size_t i = 0; i < d->count; i++, w.at += sio.bytes) sio.save(d->items + i * d->stride, w.at, sio.bytes, sio.user);
+        d->frozen = SP__THAWED;
         d->busy--;
     } else if (d->stride == sio.bytes) {
         if (d->count) memcpy(w.at, d->items, d->count * sio.bytes);
@@ -257,8 +259,10 @@ sp_dense *sp_dense_restore(const sp_dense_desc *desc, const void *buf, size_t si
     d->counters = h.counters;
     if (sio.load) {
         d->busy++;
+        d->frozen = SP__FROZEN_LOAD;
         bool ok = true;
         for (size_t i = 0; i < d->count && ok; i++, r.at += sio.bytes) ok = sio.load(d->items + i * d->stride, r.at, sio.bytes, sio.user);
+        d->frozen = SP__THAWED;
         d->busy--;
         if (!ok) return dense_restore_refused(desc, d, "load refused an element");
     } else if (d->stride == sio.bytes) {

@@ -14,13 +14,28 @@
 void sp__routes_update(sp_pool *p) {
     if (p->ts) return; /* a thread-safe pool's view is constant (sp__ts_attach) */
     const sp__span *t = top_span(p);
-    bool divert = p->act.scoring > 0 || p->act.tearing_down || p->ts != NULL || p->cfg.ordered;
+    bool divert = p->act.frozen > 0 || p->act.tearing_down || p->ts != NULL || p->cfg.ordered;
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;
     p->hot.plain_release = t && !divert && !p->cfg.on_release;
     p->hot.top_first = t ? t->first : 0u;
     p->hot.top_rec = t ? t->rec : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
     p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
+}
+
+/* A callback that reads the pool as it is (priority, a snapshot's save or load) runs frozen:
+   acquire, release, release_all and prewarm on it are refused with a line naming it. The plain
+   paths are diverted meanwhile, so that the general paths see the state. */
+uint8_t sp__freeze(sp_pool *p, uint8_t by) {
+    uint8_t was = p->act.frozen;
+    p->act.frozen = by;
+    sp__routes_update(p);
+    return was;
+}
+
+void sp__thaw(sp_pool *p, uint8_t was) {
+    p->act.frozen = was;
+    sp__routes_update(p);
 }
 
 /* ---- leasing a free member ---------------------------------------------------------------- */
@@ -169,8 +184,8 @@ sp_result sp__release_general(sp_pool *p, void *item) {
     }
     if (!item) return SP_OK; /* NULL is never a member, so it always lands here */
     if (p->ts && !sp__ts_windowed(p)) return sp__ts_release(p, item, NULL, 0);
-    if (p->act.scoring > 0) { /* priority only scores: the reclaim's candidates must stay put */
-        sp__log(p, SP__MSG_IN_PRIORITY, "sp_release");
+    if (p->act.frozen > 0) { /* the callback reads the pool as it is (a reclaim's candidates, a save) */
+        sp__log(p, SP__MSG_FROZEN, "sp_release", sp__frozen_by(p->act.frozen));
         return SP_ERR_INVALID;
     }
     uint32_t idx = index_of(p, item);
@@ -210,10 +225,7 @@ static uint32_t reclaim_victim(sp_pool *p) {
     /* While priority runs the pool cannot change (scoring: acquire, release and prewarm are
        refused; hooks: destroy, clear and trim), so the walk's links stay current and the
        victim is still leased and ours when the scan ends. */
-    if (p->cfg.priority) {
-        p->act.scoring++;
-        sp__routes_update(p);
-    }
+    uint8_t was = p->cfg.priority ? sp__freeze(p, SP__FROZEN_PRIORITY) : 0u;
     for (uint32_t i = sp__leased_first(p); i != SP__NIL; i = sp__leased_next(p, i)) {
         if (wload(word_at(p, i)) & SP__BUSY) continue;
         if (!p->cfg.priority) return i;
@@ -223,10 +235,7 @@ static uint32_t reclaim_victim(sp_pool *p) {
             best_priority = pr;
         }
     }
-    if (p->cfg.priority) {
-        p->act.scoring--;
-        sp__routes_update(p);
-    }
+    if (p->cfg.priority) sp__thaw(p, was);
     return best;
 }
 
@@ -281,8 +290,8 @@ static SP__NOINLINE void *reclaim(sp_pool *p, const void *arg, bool force) {
 void *sp__acquire_general(sp_pool *p, const void *arg, bool force) {
     if (p->ts && !sp__ts_windowed(p)) return sp__ts_acquire(p, arg, force, NULL, 0);
     /* Refused whatever is free. Not drops. */
-    if (p->act.scoring > 0) {
-        sp__log(p, SP__MSG_IN_PRIORITY, "acquire");
+    if (p->act.frozen > 0) {
+        sp__log(p, SP__MSG_FROZEN, "acquire", sp__frozen_by(p->act.frozen));
         return NULL;
     }
     if (p->act.tearing_down) {
@@ -418,8 +427,8 @@ size_t sp_release_all(sp_pool *pool) {
     }
     SP__ONE_THREAD(pool, "sp_release_all", size_t, 0, sp_release_all(pool));
     SP__TS_WINDOW(pool, "sp_release_all", size_t, sp_release_all(w_));
-    if (pool->act.scoring > 0) {
-        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_release_all");
+    if (pool->act.frozen > 0) {
+        sp__log(pool, SP__MSG_FROZEN, "sp_release_all", sp__frozen_by(pool->act.frozen));
         return 0;
     }
     /* Exactly the members leased now are released (skipping those whose own hooks run: a

@@ -481,8 +481,8 @@ size_t sp_prewarm(sp_pool *pool, size_t n) {
     SP__ONE_THREAD(pool, "sp_prewarm", size_t, 0, sp_prewarm(pool, n));
     if (pool->ts && !sp__ts_windowed(pool)) return sp__ts_prewarm(pool, n); /* under its lock */
     /* Inside priority or a teardown no member may become free: acquisitions are refused. */
-    if (pool->act.scoring > 0) {
-        sp__log(pool, SP__MSG_IN_PRIORITY, "sp_prewarm");
+    if (pool->act.frozen > 0) {
+        sp__log(pool, SP__MSG_FROZEN, "sp_prewarm", sp__frozen_by(pool->act.frozen));
         return 0;
     }
     if (pool->act.tearing_down) {

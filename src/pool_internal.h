@@ -192,10 +192,12 @@ typedef struct sp__members {
 typedef struct sp__activity {
     int hook_depth; /* hooks of this pool running now (priority, sp_each callbacks, the logger
                        and the allocator's functions included) */
-    int scoring;    /* priority callbacks running: acquire and release are refused */
     int allocating; /* allocator callbacks running: growth and sp_prewarm are refused */
     bool destroying;
     bool tearing_down; /* sp_clear or sp_pool_destroy: acquisitions are refused */
+    uint8_t frozen;    /* a callback that reads the pool as it is runs (sp__freeze: priority, a
+                          snapshot's save or load): acquire, release, release_all and prewarm
+                          are refused */
     size_t peak_leased;
     uint32_t reclaim_cursor; /* memory order: a reclaim looks for its victim from here */
     uint32_t lease_head, lease_tail; /* acquisition order: oldest and newest lease */
@@ -231,6 +233,10 @@ struct sp_pool {
 /* ---- what the pool's files offer each other ------------------------------------------------ */
 /* lease.c */
 void sp__routes_update(sp_pool *p);
+/* Around a callback that reads the pool as it is (lease.c): see sp__activity.frozen. freeze
+   returns what thaw puts back. */
+uint8_t sp__freeze(sp_pool *p, uint8_t by);
+void sp__thaw(sp_pool *p, uint8_t was);
 void *sp__acquire_general(sp_pool *p, const void *arg, bool force);
 sp_result sp__release_general(sp_pool *p, void *item);
 void sp__lease_word(sp_pool *p, uint32_t idx, const void *arg, bool run_hook);

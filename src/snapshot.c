@@ -84,7 +84,10 @@ static uint64_t peak_now(const sp_pool *p) {
 }
 
 static void save_members(sp_pool *p, unsigned char *out, const snap_io *io) {
-    p->act.hook_depth++; /* save counts as a hook: destroy, clear and trim are refused */
+    /* save counts as a hook (destroy, clear and trim are refused) and reads the pool as it is
+       (acquire and release are refused): the snapshot's header already describes it */
+    p->act.hook_depth++;
+    uint8_t was = sp__freeze(p, SP__FROZEN_SAVE);
     for (uint32_t k = 0; k < rec_count(p); k++) {
         const sp__span *s = rec_span(&p->mem.recs[k]);
         for (uint32_t i = 0; s && i < span_count(s); i++) {
@@ -101,6 +104,7 @@ static void save_members(sp_pool *p, unsigned char *out, const snap_io *io) {
             out += io->bytes;
         }
     }
+    sp__thaw(p, was);
     p->act.hook_depth--;
 }
 
@@ -499,7 +503,11 @@ sp_pool *sp__pool_restore_in(const sp_desc *desc, const void *buf, size_t size, 
         p->handles.life_base = h.life_base;
         sp__tag_holder_set(h.tag, p, false); /* (for the debugger printers, as a first handle does) */
     }
-    if (!members_read(p, r.at, &sio)) return restore_refused(desc, p, "load refused a member");
+    /* load reads the pool as the snapshot made it, as save does: acquire and release refused */
+    uint8_t was = sio.load ? sp__freeze(p, SP__FROZEN_LOAD) : 0u;
+    bool loaded = members_read(p, r.at, &sio);
+    if (sio.load) sp__thaw(p, was);
+    if (!loaded) return restore_refused(desc, p, "load refused a member");
     return p;
 }
 

@@ -130,8 +130,8 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_REG_HOOK_RUNNING, SP_LOG_WARN, "%s while a hook of its pool '%s' runs: refused")         \
     X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused")            \
     X(MSG_NULL_POOL, SP_LOG_ERROR, "%s: pool is NULL")                                             \
-    X(MSG_IN_PRIORITY, SP_LOG_WARN,                                                                \
-      "%s called from this pool's priority callback: refused (priority only scores)")              \
+    X(MSG_FROZEN, SP_LOG_WARN,                                                                     \
+      "%s called from this pool's %s callback: refused (the pool must stay as it is while it runs)") \
     X(MSG_CLEARING, SP_LOG_WARN, "acquire while the pool is being cleared: refused")               \
     X(MSG_REENTER_LIFECYCLE, SP_LOG_WARN,                                                          \
       "release of %p: its create/dispose hook is running (re-entry)")                              \
@@ -235,6 +235,14 @@ bool sp__counters_grew(sp__counters *c, uint64_t past);
 #define SP__TAG_LIFE_RESERVE (1u << 20)
 bool sp__tag_acquire(uint32_t *tag, uint32_t *first_life);
 void sp__tag_release(uint32_t tag, uint32_t highest_life);
+/* Callbacks that read a pool (or dense pool) as it is, during which it must not change: its
+   acquire/add, release/remove and growth are refused with a line naming the callback. */
+enum { SP__THAWED, SP__FROZEN_PRIORITY, SP__FROZEN_SAVE, SP__FROZEN_LOAD };
+static inline const char *sp__frozen_by(unsigned reason) {
+    static const char *const names[] = {"", "priority", "snapshot save", "snapshot load"};
+    return reason < sizeof names / sizeof names[0] ? names[reason] : "";
+}
+
 /* Records the object that took tag (an sp_pool, or an sp_dense when dense), for debuggers only:
    the printers in tools/debugger find a handle's pool through it. sp__tag_release forgets it. */
 void sp__tag_holder_set(uint32_t tag, const void *holder, bool dense);

@@ -865,6 +865,108 @@ static void registry_saves_every_pool_and_cross_pool_handles(void **state) {
     free(buf);
 }
 
+/* ---- callbacks that try to change the pool while it is saved ------------------------------- */
+
+/* A save that tries everything that would change its pool: each attempt must be refused with a
+   line, so that the snapshot still describes the pool its header was written from. */
+typedef struct meddler {
+    sp_pool *pool;
+    sp_dense *dense;
+    test_log *log;
+    int calls, all_refused;
+} meddler;
+
+static void meddling_save(const void *item, void *out, size_t bytes, void *user) {
+    meddler *m = (meddler *)user;
+    memcpy(out, item, bytes);
+    int before = m->log->warnings + m->log->errors;
+    void *mine = (void *)(uintptr_t)item;
+    if (m->pool) {
+        assert_null(sp_acquire(m->pool));
+        assert_true(test_log_last_has(m->log, "called from this pool's snapshot save callback"));
+        assert_int_equal(sp_release(m->pool, mine), SP_ERR_INVALID);
+        assert_int_equal(sp_release_all(m->pool), 0);
+        assert_int_equal(sp_prewarm(m->pool, 8), 0);
+        assert_int_equal(sp_trim(m->pool, 0), 0);
+        assert_int_equal(sp_clear(m->pool), 0);
+        sp_pool_destroy(m->pool);
+        m->all_refused += m->log->warnings + m->log->errors - before == 7;
+    } else {
+        assert_null(sp_dense_add(m->dense, NULL));
+        assert_true(test_log_last_has(m->log, "called from this pool's snapshot save callback"));
+        assert_int_equal(sp_dense_remove(m->dense, mine), SP_ERR_INVALID);
+        assert_int_equal(sp_dense_remove_at(m->dense, 0), SP_ERR_INVALID);
+        assert_int_equal(sp_dense_reserve(m->dense, 1000), 0);
+        assert_int_equal(sp_dense_clear(m->dense), 0);
+        sp_dense_destroy(m->dense);
+        m->all_refused += m->log->warnings + m->log->errors - before == 6;
+    }
+    m->calls++;
+}
+
+static bool plain_load(void *item, const void *in, size_t bytes, void *user) {
+    (void)user;
+    memcpy(item, in, bytes);
+    return true;
+}
+
+static void a_save_callback_cannot_change_its_pool(void **state) {
+    (void)state;
+    test_log log;
+    memset(&log, 0, sizeof log);
+    sp_desc d = {.name = "meddled", .item_size = sizeof(member), .initial = 4, .logger = test_log_make(&log)};
+    sp_pool *p = sp_pool_create(&d);
+    assert_non_null(p);
+    member *a = (member *)sp_acquire(p), *b = (member *)sp_acquire(p);
+    assert_non_null(a);
+    assert_non_null(b);
+    a->serial = 1, b->serial = 2;
+    assert_int_equal(sp_release(p, a), SP_OK);
+    meddler m = {p, NULL, &log, 0, 0};
+    sp_snapshot_io io = {.save = meddling_save, .load = plain_load, .user = &m};
+    size_t size = sp_snapshot_size(p, &io);
+    void *buf = malloc(size);
+    assert_non_null(buf);
+    assert_int_equal(sp_snapshot(p, buf, size, &io), SP_OK);
+    assert_int_equal(m.calls, 4); /* every built member */
+    assert_int_equal(m.all_refused, m.calls);
+    /* The pool is as it was, and so is what the snapshot says of it. */
+    sp_stats was;
+    sp_stats_get(p, &was);
+    assert_int_equal(was.leased, 1);
+    assert_int_equal(was.size, 4);
+    assert_true(sp_is_leased(p, b));
+    sp_acquire(p); /* and it works again once the save is done */
+    sp_pool_destroy(p);
+    sp_pool *q = sp_restore(&d, buf, size, &io);
+    assert_non_null(q);
+    sp_stats now;
+    sp_stats_get(q, &now);
+    assert_int_equal(now.leased, 1);
+    assert_int_equal(now.size, 4);
+    assert_int_equal(((member *)sp_first(q))->serial, 2);
+    sp_pool_destroy(q);
+
+    log.warnings = log.errors = 0;
+    sp_dense *dn = sp_dense_create(&(sp_dense_desc){.name = "meddled", .item_size = sizeof(member),
+                                                    .logger = test_log_make(&log)});
+    assert_non_null(dn);
+    for (int i = 0; i < 3; i++) assert_non_null(sp_dense_add(dn, NULL));
+    meddler md = {NULL, dn, &log, 0, 0};
+    io.user = &md;
+    size = sp_dense_snapshot_size(dn, &io);
+    void *dbuf = malloc(size);
+    assert_non_null(dbuf);
+    assert_int_equal(sp_dense_snapshot(dn, dbuf, size, &io), SP_OK);
+    assert_int_equal(md.calls, 3);
+    assert_int_equal(md.all_refused, 3);
+    assert_int_equal(sp_dense_count(dn), 3);
+    assert_non_null(sp_dense_add(dn, NULL)); /* and it works again */
+    sp_dense_destroy(dn);
+    free(dbuf);
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_is_exact_in_every_order_and_memory),
@@ -879,6 +981,7 @@ int main(void) {
         cmocka_unit_test(fixed_buffers_restore_into_a_buffer_that_holds_as_many),
         cmocka_unit_test(dense_replay_is_exact),
         cmocka_unit_test(registry_saves_every_pool_and_cross_pool_handles),
+        cmocka_unit_test(a_save_callback_cannot_change_its_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
