@@ -124,7 +124,8 @@ typedef struct sp_sizes_desc {
 SP_API sp_sizes *sp_sizes_create(const sp_sizes_desc *desc);
 
 /* Destroys every class pool (leaked members are reported per class, as sp_pool_destroy does)
-   and the set. NULL is a no-op. O(classes + members). */
+   and the set. NULL is a no-op. Refused as a whole (one line, nothing changes) while a callback
+   of a class pool runs (its logger or allocator). O(classes + members). */
 SP_API void sp_sizes_destroy(sp_sizes *sizes);
 
 /* ---------------------------------------------------------------------------------------------

@@ -356,8 +356,16 @@ sp_sizes *sp_sizes_create(const sp_sizes_desc *desc) {
     return s;
 }
 
+/* Refused as a whole while a callback of a class pool runs (a class pool would refuse its own
+   destroy, and the call that logs is still using the set). */
 void sp_sizes_destroy(sp_sizes *sizes) {
-    if (sizes) sizes_free(sizes);
+    if (!sizes) return;
+    for (uint32_t k = 0; k < sizes->count; k++)
+        if (sp__pool_in_callback(sizes->pools[k])) {
+            sp__log_to(&sizes->logger, sizes->name, SP__MSG_SIZES_IN_CALLBACK, sp_pool_name(sizes->pools[k]));
+            return;
+        }
+    sizes_free(sizes);
 }
 
 /* ---- acquire / release / resize ---------------------------------------------------------------- */

@@ -179,7 +179,9 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_SIZES_FOREIGN, SP_LOG_WARN, "%s of %p: not the start of a member of this size-class "   \
       "set (another set's or allocator's memory, or a pointer inside a member?)")                \
     X(MSG_SIZES_NOT_LEASED, SP_LOG_WARN, "%s of %p: the member is not leased (released "          \
-      "already?): refused")
+      "already?): refused")                                                                        \
+    X(MSG_SIZES_IN_CALLBACK, SP_LOG_WARN, "sp_sizes_destroy while a callback of its class '%s' "  \
+      "runs (its logger or allocator): refused (destroy the set after that call returns)")
 
 #define SP__MSG_ENUM(id, level, fmt) SP__##id,
 typedef enum sp__msg { SP__MSG_LIST(SP__MSG_ENUM) SP__MSG_COUNT } sp__msg;

@@ -618,6 +618,42 @@ static void thread_safe_set_serves_two_threads(void **state) {
     }
 }
 
+/* ---- a class pool's callback destroying the set ---------------------------------------------- */
+
+typedef struct destroyer {
+    sp_sizes *set;
+    int lines, inside;
+    char last[256];
+} destroyer;
+
+/* A logger that destroys the set at the first line a class pool logs (not at its own refusal's
+   line, which would otherwise ask again). */
+static void destroying_log(sp_log_level level, const char *pool, const char *message, void *user) {
+    destroyer *d = (destroyer *)user;
+    (void)level, (void)pool;
+    d->lines++;
+    snprintf(d->last, sizeof d->last, "%s", message);
+    if (d->inside++ == 0) sp_sizes_destroy(d->set);
+    d->inside--;
+}
+
+static void destroy_from_a_class_callback_is_refused(void **state) {
+    (void)state;
+    destroyer d = {0};
+    d.set = sp_sizes_create(&(sp_sizes_desc){.name = "bodies", .logger = {destroying_log, &d}});
+    assert_non_null(d.set);
+    void *m = sp_sizes_acquire(d.set, 100);
+    assert_non_null(m);
+    assert_int_equal(sp_sizes_release(d.set, m), SP_OK);
+    assert_int_not_equal(sp_sizes_release(d.set, m), SP_OK); /* the class pool logs: destroy inside */
+    assert_int_equal(d.lines, 2);
+    assert_non_null(strstr(d.last, "sp_sizes_destroy while a callback of its class 'bodies:128' runs"));
+    void *again = sp_sizes_acquire(d.set, 100); /* the set is whole */
+    assert_non_null(again);
+    assert_int_equal(sp_sizes_release(d.set, again), SP_OK);
+    sp_sizes_destroy(d.set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(default_table_is_two_classes_a_doubling),
@@ -635,6 +671,7 @@ int main(void) {
         cmocka_unit_test(leaks_are_reported_per_class_with_their_sites),
         cmocka_unit_test(allocator_failure_at_every_allocation_leaks_nothing),
         cmocka_unit_test(thread_safe_set_serves_two_threads),
+        cmocka_unit_test(destroy_from_a_class_callback_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
