@@ -54,6 +54,7 @@ struct sp_registry {
     const char *adding; /* the name of the pool sp_registry_add is building (its hooks run) */
     bool destroying;
     bool releasing_all;
+    bool restoring; /* sp_registry_restore runs the caller's desc_of, io_of and load */
     bool threaded; /* a thread-safe pool was added: the address index is used under `lock` */
 #if SP__HAVE_THREADS
     sp__leaf_lock lock; /* a leaf lock, which fork's handlers know */
@@ -112,6 +113,14 @@ static bool pool_in_callback(const sp_pool *p) { return sp__pool_in_callback(p);
 static bool refused_now(const sp_registry *reg, const char *call) {
     if (!reg->destroying) return false;
     sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_DESTROYING, call);
+    return true;
+}
+
+/* One line for a call that would change the registry's pools while sp_registry_restore runs
+   the caller's callbacks (the restore is adding them); true when refused. */
+static bool refused_restoring(const sp_registry *reg, const char *call) {
+    if (!reg->restoring) return false;
+    sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_RESTORING, call);
     return true;
 }
 
@@ -298,7 +307,7 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
 sp_registry *sp_registry_create(void) { return sp_registry_create_with(NULL); }
 
 void sp_registry_destroy(sp_registry *reg) {
-    if (!reg || refused_now(reg, "sp_registry_destroy")) return;
+    if (!reg || refused_now(reg, "sp_registry_destroy") || refused_restoring(reg, "sp_registry_destroy")) return;
     /* Refused as a whole while anything of the registry is on the stack: a hook of one of its
        pools (that pool would outlive its registry), or the pool sp_registry_add is building. */
     const char *busy = reg->adding;
@@ -417,6 +426,7 @@ static sp_pool *registry_add_from(sp_registry *reg, const char *name, const sp_d
 }
 
 sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
+    if (reg && refused_restoring(reg, "sp_registry_add")) return NULL;
     return registry_add_from(reg, name, desc, NULL);
 }
 
@@ -447,7 +457,7 @@ size_t sp_registry_snapshot_size(const sp_registry *reg, const sp_registry_snaps
 
 sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, const sp_registry_snapshot_io *io) {
     if (null_registry(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
-    if (refused_now(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
+    if (refused_now(reg, "sp_registry_snapshot") || refused_restoring(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
     size_t need = sp_registry_snapshot_size(reg, io);
     const char *why = !need ? "a pool cannot be saved (the line above says why)"
                       : !buf ? "buf is NULL"
@@ -479,7 +489,7 @@ sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, c
 
 sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, const sp_registry_snapshot_io *io) {
     if (null_registry(reg, "sp_registry_restore")) return SP_ERR_INVALID;
-    if (refused_now(reg, "sp_registry_restore")) return SP_ERR_INVALID;
+    if (refused_now(reg, "sp_registry_restore") || refused_restoring(reg, "sp_registry_restore")) return SP_ERR_INVALID;
     const char *why = !buf ? "buf is NULL"
                       : !io || !io->desc_of ? "io.desc_of is NULL (it gives each saved pool's descriptor)"
                       : reg->count ? "the registry is not empty (restore into a new one)" : NULL;
@@ -489,6 +499,7 @@ sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, co
     uint32_t pools = why ? 0u : get32(&r);
     if (!why && r.bad) why = "truncated snapshot";
     char name[256];
+    reg->restoring = restoring;
     for (uint32_t k = 0; !why && k < pools; k++) {
         uint32_t len = get32(&r);
         if (r.bad || len == 0 || len >= sizeof name || !room(&r, len)) {
@@ -515,6 +526,7 @@ sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, co
         }
         r.at += one;
     }
+    reg->restoring = false;
     if (!why && r.at != r.end) why = "the snapshot's sections do not add up";
     if (!why) return SP_OK;
     /* Nothing stays: the pools restored so far go, quietly, newest first. */
@@ -529,7 +541,7 @@ sp_result sp_registry_remove(sp_registry *reg, const char *name) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_NULL_ARG, "sp_registry_remove", "name");
         return SP_ERR_INVALID;
     }
-    if (refused_now(reg, "sp_registry_remove")) return SP_ERR_INVALID;
+    if (refused_now(reg, "sp_registry_remove") || refused_restoring(reg, "sp_registry_remove")) return SP_ERR_INVALID;
     sp_pool *pool = names_find(reg, name);
     if (!pool) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_UNKNOWN, "sp_registry_remove", name);
@@ -710,7 +722,8 @@ sp_result sp_registry_release_at(sp_registry *reg, void *item, const char *file,
    ------------------------------------------------------------------------------------------ */
 
 size_t sp_registry_release_all(sp_registry *reg) {
-    if (null_registry(reg, "sp_registry_release_all") || refused_now(reg, "sp_registry_release_all"))
+    if (null_registry(reg, "sp_registry_release_all") || refused_now(reg, "sp_registry_release_all") ||
+        refused_restoring(reg, "sp_registry_release_all"))
         return 0;
     if (reg->releasing_all) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_RELEASING_ALL, "sp_registry_release_all");

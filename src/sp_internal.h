@@ -129,6 +129,8 @@ static inline sp_handle sp__handle_make(uint32_t life, uint32_t tag, uint32_t sl
     X(MSG_REG_DESTROYING, SP_LOG_WARN, "%s: the registry is being destroyed: refused")             \
     X(MSG_REG_HOOK_RUNNING, SP_LOG_WARN, "%s while a hook of its pool '%s' runs: refused")         \
     X(MSG_REG_RELEASING_ALL, SP_LOG_WARN, "%s during sp_registry_release_all: refused")            \
+    X(MSG_REG_RESTORING, SP_LOG_WARN,                                                              \
+      "%s during sp_registry_restore (from its desc_of, io_of or load): refused")                 \
     X(MSG_NULL_POOL, SP_LOG_ERROR, "%s: pool is NULL")                                             \
     X(MSG_FROZEN, SP_LOG_WARN,                                                                     \
       "%s called from this pool's %s callback: refused (the pool must stay as it is while it runs)") \

@@ -967,6 +967,58 @@ static void a_save_callback_cannot_change_its_pool(void **state) {
     free(buf);
 }
 
+/* desc_of (like io_of and load) runs while the restore adds the registry's pools: calls that
+   would change them are refused, each with a line, and the restore goes on. */
+typedef struct restore_meddler {
+    sp_registry *reg;
+    sp_desc desc;
+    int calls;
+} restore_meddler;
+
+static const sp_desc *meddling_desc_of(const char *name, void *user) {
+    restore_meddler *m = (restore_meddler *)user;
+    (void)name;
+    m->calls++;
+    sp_registry_destroy(m->reg);
+    assert_null(sp_registry_add(m->reg, "intruder", &m->desc));
+    assert_int_equal(sp_registry_remove(m->reg, "a"), SP_ERR_INVALID);
+    assert_int_equal(sp_registry_release_all(m->reg), 0);
+    return &m->desc;
+}
+
+static void registry_restore_callbacks_cannot_change_the_registry(void **state) {
+    (void)state;
+    test_log log;
+    memset(&log, 0, sizeof log);
+    sp_registry *from = sp_registry_create_with(&(sp_registry_desc){.logger = test_log_make(&log)});
+    assert_non_null(from);
+    sp_desc d = {.item_size = sizeof(member), .logger = test_log_make(&log)};
+    assert_non_null(sp_registry_add(from, "a", &d));
+    assert_non_null(sp_registry_add(from, "b", &d));
+    assert_non_null(sp_spawn(from, "b", NULL));
+    restore_meddler m = {NULL, d, 0};
+    sp_registry_snapshot_io io = {NULL, meddling_desc_of, &m};
+    size_t size = sp_registry_snapshot_size(from, &io);
+    void *buf = malloc(size);
+    assert_non_null(buf);
+    assert_int_equal(sp_registry_snapshot(from, buf, size, &io), SP_OK);
+    sp_registry_release_all(from);
+    sp_registry_destroy(from);
+    sp_registry *to = sp_registry_create_with(&(sp_registry_desc){.logger = test_log_make(&log)});
+    assert_non_null(to);
+    m.reg = to;
+    log.warnings = log.errors = 0;
+    assert_int_equal(sp_registry_restore(to, buf, size, &io), SP_OK);
+    assert_int_equal(m.calls, 2);
+    assert_int_equal(log.warnings + log.errors, 2 * 4); /* four refusals a call */
+    assert_true(test_log_last_has(&log, "during sp_registry_restore"));
+    assert_int_equal(sp_registry_count(to), 2);
+    assert_null(sp_registry_get(to, "intruder"));
+    assert_int_equal(sp_registry_release_all(to), 1);
+    sp_registry_destroy(to);
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_is_exact_in_every_order_and_memory),
@@ -982,6 +1034,7 @@ int main(void) {
         cmocka_unit_test(dense_replay_is_exact),
         cmocka_unit_test(registry_saves_every_pool_and_cross_pool_handles),
         cmocka_unit_test(a_save_callback_cannot_change_its_pool),
+        cmocka_unit_test(registry_restore_callbacks_cannot_change_the_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
