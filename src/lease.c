@@ -12,7 +12,10 @@
    members lie in every span at random, and a branch between two ways would be guessed wrong
    half the time). Cold: runs when those states begin and end and when the spans change. */
 void sp__routes_update(sp_pool *p) {
-    if (p->ts) return; /* a thread-safe pool's view is constant (sp__ts_attach) */
+    if (p->ts) { /* its plain paths stay off (sp__ts_attach); its layer has a view of its own */
+        sp__ts_routes_update(p);
+        return;
+    }
     const sp__span *t = top_span(p);
     bool divert = p->act.frozen > 0 || p->act.tearing_down || p->ts != NULL || p->cfg.ordered;
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;

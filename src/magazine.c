@@ -18,18 +18,15 @@
 /* The slot index of the member starting at item, from the published spans, or SP__NIL. A thread
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
-/* The same in span s of p, which the source's map named for item. */
-static inline uint32_t ts_index_in(const sp_pool *p, sp__span *s, const void *item, sp__span **span) {
-    uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
-    *span = s;
-    return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
-}
-
 static uint32_t ts_index_of(const sp_pool *p, const void *item, sp__span **span) {
     const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_acquire);
     if (m) { /* the source's table names the span (see sp__index_searched) */
         sp__span *s = (sp__span *)(uintptr_t)span_by_map(m, item);
-        if (s && s->pool == p) return ts_index_in(p, s, item, span);
+        if (s && s->pool == p) {
+            uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
+            *span = s;
+            return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
+        }
     }
     /* spans from the allocator (no virtual memory, or a source that ran out) */
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
@@ -165,19 +162,28 @@ static SP__NOINLINE void *acquire_full(sp_pool *p, const void *arg, bool force, 
     return item;
 }
 
-/* The common acquisition, kept small: a member from the thread's loaded magazine, its lease
-   published by one store. */
+/* The word and member of slot index idx of span number k, from the fast view. */
+static inline _Atomic uint32_t *fast_word(const sp__ts_fast *f, uint32_t k, uint32_t idx) {
+    return (_Atomic uint32_t *)(atomic_load_explicit(&f->word_base[k], memory_order_relaxed) +
+                                (uintptr_t)idx * sizeof(uint32_t));
+}
+static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k, uint32_t idx) {
+    return (void *)(atomic_load_explicit(&f->item_base[k], memory_order_relaxed) + (uintptr_t)idx * p->hot.stride);
+}
+
+/* The common acquisition, kept small: a member from the thread's loaded magazine, its word and
+   address by arithmetic from its slot index, its lease published by one store. */
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
-    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG)) return acquire_full(p, arg, force, file, line);
-    sp__tcache *c = sp__ts_cache(p);
-    if (SP__UNLIKELY(!c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
+    const sp__ts_fast *f = &p->ts->fast;
+    sp__tcache *c = sp__ts_cache_found(f);
+    if (SP__UNLIKELY(!f->acquire || file || !c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
     uint32_t idx = c->loaded->e[--c->loaded->n];
-    sp__span *s = sp__ts_span_of(p, idx);
-    _Atomic uint32_t *w = word_in(s, idx);
+    uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
+    _Atomic uint32_t *w = fast_word(f, k, idx);
     uint32_t leased = (atomic_load_explicit(w, memory_order_relaxed) & ~(uint32_t)SP__FLAGS_MASK) | SP__LEASED;
     atomic_store_explicit(w, leased, memory_order_release); /* (see acquire_full) */
     sp__ts_count(&c->acquired);
-    return item_in(p, s, idx);
+    return fast_item(p, f, k, idx);
 }
 
 /* ---- release ------------------------------------------------------------------------------- */
@@ -308,12 +314,14 @@ static SP__NOINLINE sp_result release_full(sp_pool *p, void *item, const char *f
     return SP_OK;
 }
 
-/* The common release, kept small: a CAS of the word from LEASED to FREE (the same decision as
-   release_full's), the member onto the thread's loaded magazine. A refusal, on_release, the
-   last life, a call site or the debug checks take release_full. */
-static inline sp_result release_common(sp_pool *p, void *item, sp__span *s, uint32_t idx) {
-    if (SP__UNLIKELY(idx == SP__NIL)) return sp__release_foreign(p, item);
-    _Atomic uint32_t *w = word_in(s, idx);
+/* The common release, kept small: the member's span from the source's map, a CAS of its word
+   from LEASED to FREE (the same decision as release_full's), the member onto the thread's loaded
+   magazine. Anything else (a span from the allocator, a refusal, on_release, the last life, a
+   call site, the debug checks, a full magazine) takes the full paths. */
+static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s) {
+    uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
+    if (SP__UNLIKELY(q >= atomic_load_explicit(&s->count, memory_order_acquire))) return sp__release_foreign(p, item);
+    _Atomic uint32_t *w = &s->words[q];
     uint32_t word = ts_word(w), next;
     do {
         if (SP__UNLIKELY(word_state(word) != SP__LEASED || (word & SP__BUSY))) return release_refused(p, item, word);
@@ -325,25 +333,23 @@ static inline sp_result release_common(sp_pool *p, void *item, sp__span *s, uint
         else
             return release_full(p, item, NULL, 0); /* its last life: retired */
     } while (!atomic_compare_exchange_weak_explicit(w, &word, next, memory_order_acq_rel, memory_order_acquire));
-    sp__tcache *c = sp__ts_cache(p);
-    if (SP__UNLIKELY(!c || c->loaded->n == c->loaded->cap)) return freed_elsewhere(p, c, idx);
+    uint32_t idx = s->first + (uint32_t)q;
+    sp__tcache *c = sp__ts_cache_found(&p->ts->fast);
+    if (SP__UNLIKELY(!c || c->loaded->n == c->loaded->cap)) return freed_elsewhere(p, sp__ts_cache(p), idx);
     c->loaded->e[c->loaded->n++] = idx;
     sp__ts_count(&c->released);
     return SP_OK;
 }
 
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
-    if (SP__UNLIKELY(p->ts->window > 0 || !item || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
-    sp__span *s = NULL;
-    uint32_t idx = ts_index_of(p, item, &s);
-    return release_common(p, item, s, idx);
+    const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_acquire), item);
+    if (SP__UNLIKELY(!p->ts->fast.release || file || !s || s->pool != p)) return release_full(p, item, file, line);
+    return release_common(p, item, s);
 }
 
 sp_result sp__ts_release_in(sp_pool *p, sp__span *span, void *item) {
-    if (SP__UNLIKELY(p->ts->window > 0 || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, NULL, 0);
-    sp__span *s = NULL;
-    uint32_t idx = ts_index_in(p, span, item, &s);
-    return release_common(p, item, s, idx);
+    if (SP__UNLIKELY(!p->ts->fast.release)) return release_full(p, item, NULL, 0);
+    return release_common(p, item, span);
 }
 
 /* ---- handles ----------------------------------------------------------------------------------- */

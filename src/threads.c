@@ -91,8 +91,8 @@ static bool slot_take(sp_pool *p) {
     }
     g_slots[s].id = g_next_id++;
     g_slots[s].pool = p;
-    p->ts->id = g_slots[s].id;
-    p->ts->slot = s;
+    p->ts->fast.id = g_slots[s].id;
+    p->ts->fast.slot = s;
     return true;
 }
 
@@ -312,10 +312,10 @@ static void once_init(void) {
 SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
     sp__ts *ts = p->ts;
     sp__tl_table *t = sp__tl;
-    if (!t || ts->slot >= t->cap) {
+    if (!t || ts->fast.slot >= t->cap) {
         uint32_t cap = t ? t->cap : 0u;
         uint32_t want = cap ? cap : 8u;
-        while (want <= ts->slot) want *= 2u;
+        while (want <= ts->fast.slot) want *= 2u;
         pthread_mutex_lock(&g_lock); /* the table is in the process's list while it moves */
         sp__tl_table *grown = (sp__tl_table *)malloc(sizeof *grown + (size_t)want * sizeof(sp__tl_entry));
         if (grown) {
@@ -378,8 +378,8 @@ SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
     }
     sp__ts_unlock(p);
     if (!c) return NULL;
-    t->e[ts->slot].id = ts->id;
-    t->e[ts->slot].cache = c;
+    t->e[ts->fast.slot].id = ts->fast.id;
+    t->e[ts->fast.slot].cache = c;
     return c;
 }
 
@@ -395,8 +395,7 @@ SP__NOINLINE sp__tcache *sp__ts_cache_slow(sp_pool *p) {
    magazines go to the depot's empty list whatever their size. */
 static void child_repair(sp_pool *p) {
     sp__ts *ts = p->ts;
-    const sp__tl_table *t = sp__tl;
-    const sp__tcache *own = t && ts->slot < t->cap && t->e[ts->slot].id == ts->id ? t->e[ts->slot].cache : NULL;
+    const sp__tcache *own = sp__ts_cache_found(&ts->fast);
     bool others = false;
     for (const sp__tcache *c = ts->caches; c; c = c->next)
         others = others || (c != own && !atomic_load_explicit(&c->orphan, memory_order_relaxed));
@@ -541,6 +540,28 @@ static void magazines_size(sp__ts *ts, const sp_desc *d, size_t stride) {
     ts->mag_first = ts->mag_size = first < ts->mag_most ? first : ts->mag_most;
 }
 
+/* ---- the fast paths' view (sp__ts_fast) -------------------------------------------------- */
+
+/* Whether calls may take the fast paths: not inside a window (the pool's own code runs there),
+   not with a hook on the way, not in a debug build (its checks are on the full paths). Written
+   at creation and when a window opens or closes, when no other thread is inside a call. */
+static void fast_routes(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    ts->fast.acquire = !SP_DEBUG && ts->window == 0 && !p->cfg.on_acquire;
+    ts->fast.release = !SP_DEBUG && ts->window == 0 && !p->cfg.on_release;
+}
+
+void sp__ts_routes_update(sp_pool *p) {
+    sp__ts *ts = p->ts;
+    for (uint32_t k = 0; k < SP__SPAN_RECS; k++) {
+        const sp__span *s = k < rec_count(p) ? rec_span(&p->mem.recs[k]) : NULL;
+        uintptr_t items = s ? (uintptr_t)s->items - (uintptr_t)s->first * p->hot.stride : 0u;
+        uintptr_t words = s ? (uintptr_t)s->words - (uintptr_t)s->first * sizeof *s->words : 0u;
+        atomic_store_explicit(&ts->fast.item_base[k], items, memory_order_relaxed);
+        atomic_store_explicit(&ts->fast.word_base[k], words, memory_order_relaxed);
+    }
+}
+
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     const char *why = d->magazine_size > SP__TS_MAX_MAGAZINE ? "magazine_size is larger than 65536"
                       : d->buffer ? "buffer: a fixed buffer cannot hold the per-thread caches"
@@ -576,7 +597,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     if (!slotted || !sp__tag_take(p)) {
         if (slotted) {
             pthread_mutex_lock(&g_lock);
-            slot_give(ts->slot);
+            slot_give(ts->fast.slot);
             pthread_mutex_unlock(&g_lock);
         }
         pthread_mutex_destroy(&ts->lock);
@@ -593,6 +614,8 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     p->hot.plain_release = false;
     p->hot.top_items = 0;
     p->hot.top_first = 0;
+    sp__ts_routes_update(p);
+    fast_routes(p);
     return true;
 }
 
@@ -608,7 +631,7 @@ bool sp__ts_destroy_begin(sp_pool *p) {
         return false;
     }
     pthread_mutex_lock(&g_lock);
-    slot_give(p->ts->slot);
+    slot_give(p->ts->fast.slot);
     pthread_mutex_unlock(&g_lock);
     sp__ts_window_begin(p, "sp_pool_destroy");
     return true;
@@ -669,9 +692,9 @@ void sp__ts_window_begin(sp_pool *p, const char *call) {
     sp__ts *ts = p->ts;
     sp__ts_lock(p);
     if (ts->window++ > 0) return;
+    fast_routes(p);
 #  if SP_DEBUG
-    const sp__tl_table *t = sp__tl;
-    const sp__tcache *own = t && ts->slot < t->cap && t->e[ts->slot].id == ts->id ? t->e[ts->slot].cache : NULL;
+    const sp__tcache *own = sp__ts_cache_found(&ts->fast);
     for (const sp__tcache *c = ts->caches; c; c = c->next)
         if (c != own && atomic_load_explicit(&c->inside, memory_order_relaxed)) sp__log(p, SP__MSG_TS_NOT_QUIESCENT, call);
 #  else
@@ -712,6 +735,7 @@ void sp__ts_window_end(sp_pool *p) {
     if (p->act.peak_leased > ts->peak) ts->peak = p->act.peak_leased;
     ts->loose_n = free_count(p);
     p->hot.free_top = 0;
+    fast_routes(p);
     sp__ts_unlock(p);
 }
 
@@ -789,9 +813,7 @@ uint32_t sp__ts_magazine_size(const sp_pool *p) {
 uint32_t sp__ts_magazine_most(const sp_pool *p) { return p->ts->mag_most; } /* fixed at creation */
 
 void sp__ts_thread_cached(const sp_pool *p, size_t *members, size_t *capacity) {
-    const sp__tl_table *t = sp__tl;
-    const sp__ts *ts = p->ts;
-    const sp__tcache *c = t && ts->slot < t->cap && t->e[ts->slot].id == ts->id ? t->e[ts->slot].cache : NULL;
+    const sp__tcache *c = sp__ts_cache_found(&p->ts->fast);
     *members = *capacity = 0;
     if (!c || !c->loaded) return; /* only its thread touches the magazines: no lock */
     *members = (size_t)c->loaded->n + c->prev->n;
@@ -810,6 +832,7 @@ bool sp__ts_destroy_begin(sp_pool *p) {
     return true;
 }
 void sp__ts_free(sp_pool *p) { (void)p; }
+void sp__ts_routes_update(sp_pool *p) { (void)p; }
 bool sp__ts_windowed(const sp_pool *p) {
     (void)p;
     return true;

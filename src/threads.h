@@ -19,6 +19,8 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d);
 bool sp__ts_destroy_begin(sp_pool *p);
 /* The end of sp_pool_destroy: the layer's memory. */
 void sp__ts_free(sp_pool *p);
+/* The fast paths' view of p's spans derived again: they came or went (sp__routes_update). */
+void sp__ts_routes_update(sp_pool *p);
 
 /* ---- windows: the calls that need quiescence ------------------------------------------------
    A window takes the pool's lock and gathers every thread's cached free members into the

@@ -54,15 +54,28 @@ typedef struct sp__tcache {
     struct sp__tcache *next;
 } sp__tcache;
 
+/* What the fast paths read of a thread-safe pool, derived in one place (ts_fast_update, when
+   spans come or go and when a window opens or closes): whether a call may take them, and of
+   each span number, its member 0 and its word 0 less its first slot index's share, so that a
+   slot index from a magazine names its word and member by arithmetic, reading no span header.
+   Written under the lock; read lock-free (relaxed: a thread holding a slot index saw its span
+   published, through the lock or the member's own hand-over). */
+typedef struct sp__ts_fast {
+    bool acquire, release; /* no window, no hook on the way, not a debug build */
+    uint32_t slot;         /* the pool's place in every thread's table */
+    uint64_t id;           /* matches the thread's table entry */
+    _Atomic uintptr_t item_base[SP__SPAN_RECS];
+    _Atomic uintptr_t word_base[SP__SPAN_RECS];
+} sp__ts_fast;
+
 typedef struct sp__ts {
+    sp__ts_fast fast;
     /* The pool lock (growth, the depot, windows), recursive: hooks under it call back. A plain
        mutex and its holder's token with a count (see sp__ts_lock), not a recursive pthread
        mutex, so that a fork's child may release what the fork's prepare took. */
     pthread_mutex_t lock;
     _Atomic uintptr_t holder; /* the holding thread's token, or 0 (others compare it) */
     uint32_t depth;           /* the holder's locks */
-    uint64_t id;          /* unique for the process's life: a thread's table entry matches it */
-    uint32_t slot;        /* the pool's place in every thread's table (reused after it goes) */
     uint32_t mag_size;    /* new magazines' size: mag_first, doubled by contention */
     uint32_t mag_first;   /* magazine_size, within mag_most */
     uint32_t mag_most;    /* the most a magazine may grow to: 16 x magazine_size, within
@@ -115,13 +128,19 @@ void sp__ts_note_peak(sp_pool *p);
 void sp__ts_loose_push(sp_pool *p, uint32_t idx);
 bool sp__ts_orphans_collect(sp_pool *p);
 
-/* The calling thread's cache of p (NULL, with a line, when memory fails): its table's entry for
-   the pool's slot, when the id matches. */
-static inline sp__tcache *sp__ts_cache(sp_pool *p) {
+/* The calling thread's cache of the pool whose fast view is f, or NULL when it has none yet: its
+   table's entry for the pool's slot, when the id matches. */
+static inline sp__tcache *sp__ts_cache_found(const sp__ts_fast *f) {
     const sp__tl_table *t = sp__tl;
-    uint32_t s = p->ts->slot;
-    if (SP__LIKELY(t && s < t->cap && t->e[s].id == p->ts->id)) return t->e[s].cache;
-    return sp__ts_cache_slow(p);
+    uint32_t s = f->slot;
+    return SP__LIKELY(t && s < t->cap && t->e[s].id == f->id) ? t->e[s].cache : NULL;
+}
+
+/* The calling thread's cache of p, made on its first call (NULL, with a line, when memory
+   fails). */
+static inline sp__tcache *sp__ts_cache(sp_pool *p) {
+    sp__tcache *c = sp__ts_cache_found(&p->ts->fast);
+    return SP__LIKELY(c != NULL) ? c : sp__ts_cache_slow(p);
 }
 
 /* A thread's own counter, which other threads read with relaxed loads: only its thread writes
