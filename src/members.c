@@ -52,6 +52,27 @@ static size_t area_need(const sp_pool *p, uint32_t count, int a, size_t page) {
     return round_up((size_t)count * elem[a], page);
 }
 
+/* Large spans of the process's source put their members in huge pages: at random access over
+   many megabytes of members, every access would otherwise miss the TLB (churn over 1M 256-byte
+   members: 67 -> 56 ns a pair). From this many bytes of members; their commits then end at
+   huge page boundaries, so that at most one huge page's worth is committed ahead. */
+#define SP__HUGE_ITEMS ((size_t)2 * SP__HUGE_PAGE)
+
+static bool span_huge(const sp_pool *p, const sp__span *s) {
+    return s->from_source && !s->block.committed && (size_t)s->cap * p->hot.stride >= SP__HUGE_ITEMS;
+}
+
+/* The bytes of area a that `count` members of span s get committed: whole pages, and the
+   members of a huge span up to the next huge page boundary, within the area. */
+static size_t commit_target(const sp_pool *p, const sp__span *s, int a, uint32_t count, size_t page) {
+    size_t need = area_need(p, count, a, page);
+    if (a != SP__AREA_ITEMS || !span_huge(p, s)) return need;
+    size_t full = area_need(p, s->cap, a, page);
+    uintptr_t start = (uintptr_t)(s->block.base + s->area_at[a]);
+    size_t end = (size_t)(round_up(start + need, SP__HUGE_PAGE) - start);
+    return end < full ? end : full;
+}
+
 /* Whether what `count` members of span s need is committed. */
 static bool span_has(const sp_pool *p, const sp__span *s, uint32_t count) {
     if (s->block.committed) return true;
@@ -67,7 +88,7 @@ static bool span_commit(sp_pool *p, sp__span *s, uint32_t count) {
     if (s->block.committed) return true;
     size_t page = sp__os_page_size();
     for (int a = 0; a < SP__AREAS; a++) {
-        size_t need = area_need(p, count, a, page);
+        size_t need = commit_target(p, s, a, count, page);
         if (need <= s->committed[a]) continue;
         bool ok;
         SP__IN_ALLOCATOR(p, ok = sp__source_commit(p->mem.source, s->block.base + s->area_at[a] + s->committed[a],
@@ -305,6 +326,7 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
     s->rec = k;
     s->pool = p;
     if (from_source) p->mem.bytes_reserved += block.size;
+    if (span_huge(p, s)) sp__source_advise_huge(p->mem.source, s->items, area_need(p, s->cap, SP__AREA_ITEMS, page));
     if (!p->cfg.fixed) p->mem.bytes += block.committed ? block.size : at[0];
     return s;
 }

@@ -88,6 +88,7 @@ void sp__os_release(void *addr, size_t size) {
     (void)addr;
     (void)size;
 }
+void sp__os_advise_huge(void *addr, size_t size) { (void)addr, (void)size; }
 
 #elif defined(_WIN32)
 /* Windows: untested in this repository's CI (it builds and runs on Linux only). */
@@ -119,6 +120,8 @@ bool sp__os_decommit(void *addr, size_t size) {
     sp__os_forget_poison(addr, size);
     return VirtualFree(addr, size, MEM_DECOMMIT) != 0;
 }
+
+void sp__os_advise_huge(void *addr, size_t size) { (void)addr, (void)size; }
 
 void sp__os_release(void *addr, size_t size) {
     (void)size;
@@ -179,6 +182,15 @@ bool sp__os_decommit(void *addr, size_t size) {
 void sp__os_release(void *addr, size_t size) {
     sp__os_counted();
     munmap(addr, size);
+}
+
+void sp__os_advise_huge(void *addr, size_t size) {
+#  ifdef MADV_HUGEPAGE
+    sp__os_counted();
+    (void)madvise(addr, size, MADV_HUGEPAGE);
+#  else
+    (void)addr, (void)size;
+#  endif
 }
 
 #endif

@@ -37,6 +37,7 @@ struct sp__source {
     size_t reserved, cached;
     size_t next_region; /* the next region's size (the shared source doubles them) */
     bool grows;         /* the shared source: regions double; a private one reserves to need */
+    bool platform;      /* the shared source: its memory is the platform's (huge pages) */
 };
 
 static void lock_take(sp__source *s) {
@@ -171,8 +172,10 @@ static bool region_add(sp__source *s, uint32_t order) {
     uint32_t rorder = order_for(size);
     if (rorder >= ORDERS) return false;
     size = block_bytes(rorder);
-    /* A segment more, so that the first block starts at a segment boundary. */
-    size_t raw_size = size + SP__SEGMENT;
+    /* A segment more, so that the first block starts at a segment boundary; the platform's
+       source, a huge page more and its boundary (see sp__source_advise_huge). */
+    size_t align = s->platform ? SP__HUGE_PAGE : SP__SEGMENT;
+    size_t raw_size = size + align;
     unsigned char *raw = (unsigned char *)s->vm.reserve(raw_size, s->vm.user);
     if (!raw) return false;
     uint32_t segs = 1u << rorder;
@@ -189,7 +192,7 @@ static bool region_add(sp__source *s, uint32_t order) {
     memset(r, 0, sizeof *r);
     r->raw = raw;
     r->raw_size = raw_size;
-    r->base = (unsigned char *)(((uintptr_t)raw + SP__SEGMENT - 1u) & ~(uintptr_t)(SP__SEGMENT - 1u));
+    r->base = (unsigned char *)(((uintptr_t)raw + align - 1u) & ~(uintptr_t)(align - 1u));
     r->order = rorder;
     r->next = (uint32_t *)(void *)meta;
     r->prev = r->next + segs;
@@ -248,6 +251,7 @@ sp__source *sp__source_shared(void) {
         atomic_flag_clear(&shared_source.lock);
         shared_source.next_region = SP__REGION_MIN;
         shared_source.grows = true;
+        shared_source.platform = true;
         atomic_store_explicit(&shared_state, 2, memory_order_release);
         return &shared_source;
     }
@@ -277,6 +281,10 @@ sp__source *sp__source_create(const sp__vm *vm, const sp_allocator *meta) {
     atomic_flag_clear(&s->lock);
     atomic_init(&s->region_count, 0u);
     return s;
+}
+
+void sp__source_advise_huge(sp__source *s, void *addr, size_t size) {
+    if (s->platform) sp__os_advise_huge(addr, size);
 }
 
 void sp__source_destroy(sp__source *s) {

@@ -29,6 +29,10 @@
 #define SP__CACHE_BYTES ((size_t)64 << 20) /* most committed bytes kept in free small blocks */
 #define SP__REGION_MIN ((size_t)64 << 20)  /* the first region of the process's source */
 #define SP__REGIONS_MAX 48u
+/* The process's source starts its regions at a huge page's boundary, so that a large span's
+   members can lie in huge pages (sp__source_advise_huge): 2 MiB, x86-64's and arm64's (with
+   4 KiB pages). */
+#define SP__HUGE_PAGE ((size_t)2 << 20)
 
 typedef struct sp__source sp__source;
 
@@ -94,6 +98,9 @@ void sp__source_shared_detach(void);
 /* Around fork() (threads.c): holds / drops the shared source's lock, if it exists. */
 void sp__source_fork_lock(void);
 void sp__source_fork_unlock(void);
+/* Asks for huge pages under [addr, addr+size) of a block the caller holds, when the source is
+   the process's own (the platform's virtual memory); a custom allocator's is left alone. */
+void sp__source_advise_huge(sp__source *s, void *addr, size_t size);
 /* Bytes committed in free small blocks (the cache). */
 size_t sp__source_cached(const sp__source *s);
 

@@ -45,6 +45,10 @@ bool sp__os_decommit(void *addr, size_t size);
    poisoning is NOT cleared here (that would write an eighth of the reservation's size in
    shadow): unpoison what you poisoned before. O(1) in the reservation's size. */
 void sp__os_release(void *addr, size_t size);
+/* Asks for [addr, addr+size) of a reservation to be backed by huge pages where the system
+   offers them on request (Linux's transparent huge pages in "madvise" mode); nothing elsewhere.
+   A wish, not a commit: nothing changes if the system declines. */
+void sp__os_advise_huge(void *addr, size_t size);
 
 /* ---- an allocator's virtual memory -------------------------------------------------------- */
 typedef struct sp__vm {

@@ -19,6 +19,7 @@
 #include "sp_internal.h" /* sp__pool_check */
 #include "sp_os.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__has_feature)
@@ -142,13 +143,77 @@ static void a_failed_reservation_falls_back_with_one_info_line(void **state) {
     sp_pool_destroy(p);
 }
 
+/* The end of the readable and writable memory from addr on, from /proc/self/maps (adjacent
+   mappings count as one: the system may keep them apart); 0 when none, or no /proc. */
+static uintptr_t writable_end(const void *addr) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return 0;
+    char line[512];
+    uintptr_t end = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[0] != 'r' || perms[1] != 'w') continue;
+        if ((end && lo == end) || (!end && (uintptr_t)addr >= lo && (uintptr_t)addr < hi)) end = (uintptr_t)hi;
+    }
+    fclose(f);
+    return end;
+}
+
+/* A span with 4 MiB of members or more commits them up to the next huge page boundary (2 MiB),
+   so that the system can back them with huge pages; a smaller one page by page. */
+static void a_large_span_commits_its_members_to_huge_page_boundaries(void **state) {
+    (void)state;
+    if (!sp__os_has_virtual_memory()) skip();
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    test_env env;
+    sp_desc d = test_env_desc(&env, "huge", 64);
+    d.allocator = (sp_allocator){0};
+    d.max = 49152; /* 3 MiB of members: pages */
+    sp_pool *small = sp_pool_create(&d);
+    d.max = (size_t)1 << 20; /* 64 MiB: huge pages */
+    sp_pool *large = sp_pool_create(&d);
+    unsigned char *one = sp_acquire(small), *first = sp_acquire(large);
+    assert_non_null(one);
+    assert_non_null(first);
+    if (!writable_end(one)) skip(); /* no /proc/self/maps */
+    assert_true(writable_end(one) - (uintptr_t)one < ((uintptr_t)256 << 10));
+    uintptr_t boundary = ((uintptr_t)first + huge) & ~(huge - 1u);
+    assert_int_equal(writable_end(first), boundary);
+    /* Every member below the boundary is there; the first above it needs a commit, whose
+       failure is an allocator failure that changes nothing. (Debug builds pad the stride.) */
+    unsigned char *second = sp_acquire(large);
+    size_t stride = (size_t)(second - first), below = (size_t)(boundary - (uintptr_t)first) / stride;
+    for (size_t i = 2; i < below; i++) {
+        unsigned char *m = sp_acquire(large);
+        assert_ptr_equal(m, first + i * stride);
+        m[63] = 1;
+    }
+    assert_int_equal(writable_end(first), boundary);
+    sp_stats before, after;
+    sp_stats_get(large, &before);
+    sp__os_fail_commit_after(0);
+    void *none = sp_acquire(large);
+    sp__os_fail_commit_after(-1);
+    assert_null(none);
+    assert_true(test_log_last_has(&env.log, "out of memory"));
+    sp_stats_get(large, &after);
+    assert_memory_equal(&before, &after, sizeof before);
+    assert_ptr_equal(sp_acquire(large), first + below * stride);
+    assert_int_equal(writable_end(first), boundary + huge);
+    assert_true(sp__pool_check(large));
+    sp_pool_destroy(small);
+    sp_pool_destroy(large);
+}
+
 static void a_failed_commit_is_an_allocator_failure(void **state) {
     (void)state;
     if (!sp__os_has_virtual_memory()) skip();
     test_env env;
     sp_desc d = test_env_desc(&env, "nocommit", 64);
     d.allocator = (sp_allocator){0};
-    d.max = 100000; /* one span, committed as it fills, 256 members (chunk_items) a step */
+    d.max = 50000; /* one span, committed as it fills, 256 members (chunk_items) a step (below
+                      4 MiB of members: not committed ahead to huge page boundaries) */
     sp_pool *p = sp_pool_create(&d);
     void *m[300];
     for (int i = 0; i < 256; i++) assert_non_null(m[i] = sp_acquire(p)); /* the first step */
@@ -234,6 +299,7 @@ int main(void) {
         cmocka_unit_test(trim_decommits_the_pages_above_the_highest_built_member),
         cmocka_unit_test(a_failed_reservation_falls_back_with_one_info_line),
         cmocka_unit_test(a_failed_commit_is_an_allocator_failure),
+        cmocka_unit_test(a_large_span_commits_its_members_to_huge_page_boundaries),
         cmocka_unit_test(growth_past_the_reservation_takes_ranges),
         cmocka_unit_test(a_destroyed_pool_leaves_no_poison_behind),
     };
