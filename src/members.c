@@ -265,18 +265,6 @@ static bool block_from_source(sp_pool *p, uint32_t cap, sp__block *block, size_t
     return false;
 }
 
-/* Where in a block committed whole its span starts. Blocks start at 64 KiB boundaries, so spans
-   at their starts would put every small pool's header, first words and first members in the
-   same few cache sets (a size-class set's 18 pools, an ECS's 53); each span takes the next of
-   64 colours, a cache line apart, that the block's slack has room for. */
-static size_t span_colour(const sp__block *block, size_t bytes, size_t page) {
-    static _Atomic uint32_t next;
-    if (!block->committed || page != 1u || block->size <= bytes) return 0;
-    size_t slack = block->size - bytes, line = 64u;
-    size_t colour = (size_t)(atomic_fetch_add_explicit(&next, 1u, memory_order_relaxed) % 64u) * line;
-    return colour <= slack ? colour : (slack / line) * line;
-}
-
 /* Memory for a span of record k: a block of the source, the allocator's range, or the fixed
    buffer. A new record of an unbounded pool takes what its block has room for. NULL, with a
    line, when there is none. */
@@ -320,17 +308,16 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
             return NULL;
         }
     }
-    unsigned char *start = block.base + span_colour(&block, span_layout(p, r->cap, page, at), page);
-    sp__span *s = (sp__span *)(void *)start;
+    sp__span *s = (sp__span *)(void *)block.base;
     memset(s, 0, sizeof *s);
     s->block = block;
     s->from_source = from_source;
     memcpy(s->area_at, at, sizeof at);
-    s->items = start + at[SP__AREA_ITEMS];
-    s->words = (_Atomic uint32_t *)(void *)(start + at[SP__AREA_WORDS]);
-    s->links = p->cfg.ordered ? (sp__olink *)(void *)(start + at[SP__AREA_LINKS]) : NULL;
+    s->items = block.base + at[SP__AREA_ITEMS];
+    s->words = (_Atomic uint32_t *)(void *)(block.base + at[SP__AREA_WORDS]);
+    s->links = p->cfg.ordered ? (sp__olink *)(void *)(block.base + at[SP__AREA_LINKS]) : NULL;
 #if SP_DEBUG
-    s->dbg = (sp__dbg *)(void *)(start + at[SP__AREA_DBG]);
+    s->dbg = (sp__dbg *)(void *)(block.base + at[SP__AREA_DBG]);
 #endif
     s->first = r->first;
     s->cap = r->cap;
