@@ -53,13 +53,14 @@ static size_t area_need(const sp_pool *p, uint32_t count, int a, size_t page) {
 }
 
 /* Large spans of the process's source put their members in huge pages: at random access over
-   many megabytes of members, every access would otherwise miss the TLB (churn over 1M 256-byte
-   members: 67 -> 56 ns a pair). From this many bytes of members; their commits then end at
-   huge page boundaries, so that at most one huge page's worth is committed ahead. */
+   many megabytes of members, nearly every access would otherwise miss the TLB. From this many
+   bytes of members; their commits then end at huge page boundaries, so that at most one huge
+   page's worth is committed ahead. (A custom allocator's virtual memory is left as it is.) */
 #define SP__HUGE_ITEMS ((size_t)2 * SP__HUGE_PAGE)
 
 static bool span_huge(const sp_pool *p, const sp__span *s) {
-    return s->from_source && !s->block.committed && (size_t)s->cap * p->hot.stride >= SP__HUGE_ITEMS;
+    bool platform = s->from_source && !p->mem.own_source;
+    return platform && !s->block.committed && (size_t)s->cap * p->hot.stride >= SP__HUGE_ITEMS;
 }
 
 /* The bytes of area a that `count` members of span s get committed: whole pages, and the

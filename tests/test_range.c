@@ -167,8 +167,15 @@ static uintptr_t committed_to_boundary(uintptr_t addr, uintptr_t huge) {
     return writable(b - 1u) ? b : 0u;
 }
 
-/* A span with 4 MiB of members or more commits them up to a huge page boundary (2 MiB), so
-   that the system can back them with huge pages; a smaller one page by page. */
+/* A custom allocator's virtual memory: the platform's, through the allocator's four functions. */
+static void *vm_reserve(size_t size, void *user) { return (void)user, sp__os_reserve(size); }
+static bool vm_commit(void *addr, size_t size, void *user) { return (void)user, sp__os_commit(addr, size); }
+static void vm_decommit(void *addr, size_t size, void *user) { (void)user, (void)sp__os_decommit(addr, size); }
+static void vm_release(void *addr, size_t size, void *user) { (void)user, sp__os_release(addr, size); }
+
+/* A span of the process's source with 4 MiB of members or more commits them up to a huge page
+   boundary (2 MiB), so that the system can back them with huge pages; a smaller one, or one from
+   a custom allocator's virtual memory, page by page. */
 static void a_large_span_commits_its_members_to_huge_page_boundaries(void **state) {
     (void)state;
     if (!sp__os_has_virtual_memory()) skip();
@@ -209,6 +216,13 @@ static void a_large_span_commits_its_members_to_huge_page_boundaries(void **stat
     assert_memory_equal(&before, &after, sizeof before);
     assert_ptr_equal(sp_acquire(large), first + i * stride);
     assert_true(committed_to_boundary((uintptr_t)first, huge) >= end);
+
+    d.allocator = (sp_allocator){.reserve = vm_reserve, .commit = vm_commit, .decommit = vm_decommit, .release = vm_release};
+    sp_pool *custom = sp_pool_create(&d);
+    unsigned char *own = sp_acquire(custom), *own2 = sp_acquire(custom);
+    assert_non_null(own2);
+    assert_false(writable((uintptr_t)own + step * (size_t)(own2 - own) + ((uintptr_t)64 << 10)));
+    sp_pool_destroy(custom);
     assert_true(sp__pool_check(large));
     sp_pool_destroy(small);
     sp_pool_destroy(large);
