@@ -16,7 +16,7 @@ bool sp__tag_take(sp_pool *p) {
         if (sp__worth_a_line(++p->handles.refused)) sp__log(p, SP__MSG_NO_TAG, "sp_handle_of", sp__tags_retired());
         return false;
     }
-    if (p->hot.owner && p->owner_fns->tag_taken(p->hot.owner, p, tag) != SP_OK) {
+    if (p->owner && p->owner_fns->tag_taken(p->owner, p, tag) != SP_OK) {
         sp__tag_release(tag, 0);
         sp__log(p, SP__MSG_NOMEM, "its owner's index of tags");
         return false;

@@ -22,9 +22,8 @@ void sp__routes_update(sp_pool *p) {
     p->hot.plain_release = t && !divert && !p->cfg.on_release;
     p->hot.top_first = t ? t->first : 0u;
     p->hot.top_rec = t ? t->rec : 0u;
-    p->hot.one_span = p->mem.live == 1u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
-    p->hot.top_plain = p->hot.plain_release && p->hot.one_span ? span_count(t) : 0u;
+    p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
 }
 
 /* A callback that reads the pool as it is (priority, a snapshot's save or load) runs frozen:
@@ -172,7 +171,7 @@ sp_result sp__release_index(sp_pool *p, uint32_t idx, void *item) {
 /* A pointer that is not the start of one of p's members: one line, which names the pool it
    belongs to when p's owner (a registry) knows one. */
 SP__NOINLINE sp_result sp__release_foreign(const sp_pool *p, const void *item) {
-    const sp_pool *home = p->hot.owner ? p->owner_fns->member_of(p->hot.owner, item) : NULL;
+    const sp_pool *home = p->owner ? p->owner_fns->member_of(p->owner, item) : NULL;
     if (home && home != p)
         sp__log(p, SP__MSG_FOREIGN_OWNED, item, home->name);
     else

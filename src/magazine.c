@@ -176,7 +176,7 @@ static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
     const sp__ts_fast *f = &p->ts->fast;
     sp__tcache *c = sp__ts_cache_found(f);
-    if (SP__UNLIKELY(!f->acquire || file || !c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
+    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG || !c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
     uint32_t idx = c->loaded->e[--c->loaded->n];
     uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
     _Atomic uint32_t *w = fast_word(f, k, idx);
@@ -343,12 +343,12 @@ static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s
 
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_acquire), item);
-    if (SP__UNLIKELY(!p->ts->fast.release || file || !s || s->pool != p)) return release_full(p, item, file, line);
+    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG || !s || s->pool != p)) return release_full(p, item, file, line);
     return release_common(p, item, s);
 }
 
 sp_result sp__ts_release_in(sp_pool *p, sp__span *span, void *item) {
-    if (SP__UNLIKELY(!p->ts->fast.release)) return release_full(p, item, NULL, 0);
+    if (SP__UNLIKELY(p->ts->window > 0 || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, NULL, 0);
     return release_common(p, item, span);
 }
 

@@ -375,7 +375,7 @@ static bool span_add(sp_pool *p, uint32_t k, bool fresh) {
         span_memory_free(p, s);
         return false;
     }
-    if (p->hot.owner && p->owner_fns->range_added(p->hot.owner, p, (uintptr_t)s->items,
+    if (p->owner && p->owner_fns->range_added(p->owner, p, (uintptr_t)s->items,
                                               (uintptr_t)s->items + (size_t)s->cap * p->hot.stride) != SP_OK) {
         span_memory_free(p, s);
         sp__log(p, SP__MSG_NOMEM, "its owner's index");
@@ -425,7 +425,7 @@ static void span_remove(sp_pool *p, sp__span *s) {
     sp__span_rec *r = &p->mem.recs[s->rec];
     uint32_t high = span_highest_life(s);
     if (high > r->life_floor) r->life_floor = high;
-    if (p->hot.owner) p->owner_fns->range_removed(p->hot.owner, (uintptr_t)s->items);
+    if (p->owner) p->owner_fns->range_removed(p->owner, (uintptr_t)s->items);
     atomic_store_explicit(&r->span, NULL, memory_order_release);
     spans_index(p);
     span_memory_free(p, s);
@@ -686,7 +686,7 @@ bool sp__spans_register(sp_pool *p, const sp__pool_owner *fns, void *owner) {
         }
     }
     p->owner_fns = fns;
-    p->hot.owner = owner;
+    p->owner = owner;
     return true;
 }
 

@@ -428,9 +428,9 @@ void sp_pool_destroy(sp_pool *pool) {
         p->counters.leased_disposed += pool_leased(p);
         p->counters.disposed += p->mem.size;
     }
-    if (p->hot.owner) {
-        p->owner_fns->pool_gone(p->hot.owner, p);
-        p->hot.owner = NULL;
+    if (p->owner) {
+        p->owner_fns->pool_gone(p->owner, p);
+        p->owner = NULL;
     }
     sp__pool_memory_fini(p); /* the records keep the lives the spans reached */
     if (p->handles.tagged) sp__tag_release(p->handles.tag, sp__highest_life(p) + p->handles.life_base);

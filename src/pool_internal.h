@@ -130,15 +130,12 @@ typedef struct sp__hot {
     uint32_t top_rec;     /* the top span's record */
     uint32_t top_plain;   /* a pool of one span: its count when its releases may be plain, else 0 */
     bool plain_release;   /* releases may be plain (see sp__routes_update) */
-    bool one_span;        /* the pool has one live span (mem.live == 1), on this line */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
     uintptr_t top_items;  /* the top span's member 0 */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
     uint64_t acquired;
-    void *owner; /* the registry or size-class set that owns the pool (see owner_fns), or NULL:
-                    here, beside the plain paths' fields, for a set's release of a pointer */
     _Atomic uint32_t rec_shift; /* record 0 holds slot indices [0, 2^rec_shift): see rec_of
                                    (atomic: a thread-safe pool's lookups read it lock-free) */
     /* Of each live span, member 0's address less its first slot index times the stride: a
@@ -227,7 +224,8 @@ struct sp_pool {
     sp__counters counters;
     sp__activity act;
     sp__handles handles;
-    const struct sp__pool_owner *owner_fns; /* the owner's interface (the owner: hot.owner) */
+    const struct sp__pool_owner *owner_fns; /* the owner (the registry) and its interface */
+    void *owner;
     struct sp__ts *ts; /* thread-safe pools: their layer's state (threads.h), else NULL */
     char name[SP__NAME_CAP];
 };
@@ -558,7 +556,7 @@ static inline void *sp__acquire_plain(sp_pool *p, uint32_t idx) {
     leased_from_stack(p);
     plain_set(p, idx);
     /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
-    uint32_t k = SP__LIKELY(p->hot.one_span) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
+    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
     void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
     DBG_SITE_CLEAR(p, idx);

@@ -102,7 +102,7 @@ static inline uint32_t class_for(const sp_sizes *s, size_t size) {
 /* The class of pool p, or SP__NIL when p is not one of the set's: its owner is the set, and its
    item size is its class's size. */
 static inline uint32_t class_of_pool_in(const sp_sizes *s, const sp_pool *p) {
-    if (p->hot.owner != s) return SP__NIL;
+    if (p->owner != s) return SP__NIL;
     return class_for(s, p->cfg.item_size);
 }
 
@@ -415,7 +415,7 @@ sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
     if (SP__UNLIKELY(!sizes || !item)) return release_elsewhere(sizes, item);
     const sp__span *span = span_by_map(atomic_load_explicit(&sizes->map, memory_order_acquire), item);
     sp_pool *p = span ? span->pool : NULL;
-    if (SP__UNLIKELY(!p || p->hot.owner != sizes)) return release_elsewhere(sizes, item);
+    if (SP__UNLIKELY(!p || p->owner != sizes)) return release_elsewhere(sizes, item);
     return class_release(p, (sp__span *)(uintptr_t)span, item);
 }
 

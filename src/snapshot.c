@@ -250,9 +250,9 @@ void sp__pool_discard(sp_pool *p) {
     if (p->hot.plain) memset(p->hot.plain, 0, plain_map_bytes(p->mem.plain_cap));
     p->mem.limbo = p->mem.size;
     p->cfg.dispose = NULL;
-    if (p->hot.owner) { /* its owner first, while it still knows the pool's tag */
-        p->owner_fns->pool_gone(p->hot.owner, p);
-        p->hot.owner = NULL;
+    if (p->owner) { /* its owner first, while it still knows the pool's tag */
+        p->owner_fns->pool_gone(p->owner, p);
+        p->owner = NULL;
     }
     if (p->handles.tagged) {
         sp__tag_release(p->handles.tag, 0); /* it handed out nothing: the mark stays */

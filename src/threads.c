@@ -542,15 +542,6 @@ static void magazines_size(sp__ts *ts, const sp_desc *d, size_t stride) {
 
 /* ---- the fast paths' view (sp__ts_fast) -------------------------------------------------- */
 
-/* Whether calls may take the fast paths: not inside a window (the pool's own code runs there),
-   not with a hook on the way, not in a debug build (its checks are on the full paths). Written
-   at creation and when a window opens or closes, when no other thread is inside a call. */
-static void fast_routes(sp_pool *p) {
-    sp__ts *ts = p->ts;
-    ts->fast.acquire = !SP_DEBUG && ts->window == 0 && !p->cfg.on_acquire;
-    ts->fast.release = !SP_DEBUG && ts->window == 0 && !p->cfg.on_release;
-}
-
 void sp__ts_routes_update(sp_pool *p) {
     sp__ts *ts = p->ts;
     for (uint32_t k = 0; k < SP__SPAN_RECS; k++) {
@@ -615,7 +606,6 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
     p->hot.top_items = 0;
     p->hot.top_first = 0;
     sp__ts_routes_update(p);
-    fast_routes(p);
     return true;
 }
 
@@ -692,7 +682,6 @@ void sp__ts_window_begin(sp_pool *p, const char *call) {
     sp__ts *ts = p->ts;
     sp__ts_lock(p);
     if (ts->window++ > 0) return;
-    fast_routes(p);
 #  if SP_DEBUG
     const sp__tcache *own = sp__ts_cache_found(&ts->fast);
     for (const sp__tcache *c = ts->caches; c; c = c->next)
@@ -735,7 +724,6 @@ void sp__ts_window_end(sp_pool *p) {
     if (p->act.peak_leased > ts->peak) ts->peak = p->act.peak_leased;
     ts->loose_n = free_count(p);
     p->hot.free_top = 0;
-    fast_routes(p);
     sp__ts_unlock(p);
 }
 

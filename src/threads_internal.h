@@ -54,14 +54,13 @@ typedef struct sp__tcache {
     struct sp__tcache *next;
 } sp__tcache;
 
-/* What the fast paths read of a thread-safe pool, derived in one place (ts_fast_update, when
-   spans come or go and when a window opens or closes): whether a call may take them, and of
-   each span number, its member 0 and its word 0 less its first slot index's share, so that a
-   slot index from a magazine names its word and member by arithmetic, reading no span header.
-   Written under the lock; read lock-free (relaxed: a thread holding a slot index saw its span
-   published, through the lock or the member's own hand-over). */
+/* What the fast paths read of a thread-safe pool: its place in every thread's table, and of each
+   span number its member 0 and its word 0 less its first slot index's share, so that a slot
+   index from a magazine names its word and member by arithmetic, reading no span header. The
+   bases are derived in one place (sp__ts_routes_update, when spans come or go), under the lock,
+   and read lock-free (relaxed: a thread holding a slot index saw its span published, through
+   the lock or the member's own hand-over). */
 typedef struct sp__ts_fast {
-    bool acquire, release; /* no window, no hook on the way, not a debug build */
     uint32_t slot;         /* the pool's place in every thread's table */
     uint64_t id;           /* matches the thread's table entry */
     _Atomic uintptr_t item_base[SP__SPAN_RECS];
