@@ -19,14 +19,11 @@
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
 static uint32_t ts_index_of(const sp_pool *p, const void *item, sp__span **span) {
-    const sp__owner_map *m = atomic_load_explicit(&p->mem.owners, memory_order_acquire);
-    if (m) { /* the source's table names the span (see sp__index_searched) */
-        sp__span *s = (sp__span *)(uintptr_t)span_by_map(m, item);
-        if (s && s->pool == p) {
-            uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
-            *span = s;
-            return q < atomic_load_explicit(&s->count, memory_order_acquire) ? s->first + (uint32_t)q : SP__NIL;
-        }
+    sp__span *own = (sp__span *)(uintptr_t)own_span_by_map(p, item); /* (see sp__index_searched) */
+    if (own) {
+        uint64_t q = member_number(p, (uintptr_t)own->items, (uintptr_t)item);
+        *span = own;
+        return q < atomic_load_explicit(&own->count, memory_order_acquire) ? own->first + (uint32_t)q : SP__NIL;
     }
     /* spans from the allocator (no virtual memory, or a source that ran out) */
     uint32_t n = atomic_load_explicit(&p->mem.rec_count, memory_order_acquire);
@@ -342,8 +339,8 @@ static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s
 }
 
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
-    const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_acquire), item);
-    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG || !s || s->pool != p)) return release_full(p, item, file, line);
+    const sp__span *s = own_span_by_map(p, item);
+    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG || !s)) return release_full(p, item, file, line);
     return release_common(p, item, s);
 }
 

@@ -335,11 +335,18 @@ static inline const sp__span *span_by_map(const sp__owner_map *m, const void *a)
     return (const sp__span *)sp__owner_at(m, a);
 }
 
+/* The span of p's from the source that address a lies in, or NULL (the map is set once: a
+   thread-safe pool's other threads read it lock-free). */
+static inline const sp__span *own_span_by_map(const sp_pool *p, const void *a) {
+    const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
+    return s && s->pool == p ? s : NULL;
+}
+
 /* The slot index of the member starting at a, through the source's map of owners: SP__NIL when
    a is not the start of a member of one of p's spans from the source. */
 static inline uint32_t index_by_map(const sp_pool *p, uintptr_t a) {
-    const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_relaxed), (const void *)a);
-    if (!s || s->pool != p) return SP__NIL;
+    const sp__span *s = own_span_by_map(p, (const void *)a);
+    if (!s) return SP__NIL;
     uint64_t q = member_number(p, (uintptr_t)s->items, a);
     return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
 }

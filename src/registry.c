@@ -116,9 +116,10 @@ static bool refused_now(const sp_registry *reg, const char *call) {
     return true;
 }
 
-/* One line for a call that would change the registry's pools while sp_registry_restore runs
-   the caller's callbacks (the restore is adding them); true when refused. */
-static bool refused_restoring(const sp_registry *reg, const char *call) {
+/* The same for a call that changes the registry's pools (or reads them all), which is refused
+   besides while sp_registry_restore runs the caller's callbacks (the restore is adding them). */
+static bool refused_changing(const sp_registry *reg, const char *call) {
+    if (refused_now(reg, call)) return true;
     if (!reg->restoring) return false;
     sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_RESTORING, call);
     return true;
@@ -307,7 +308,7 @@ sp_registry *sp_registry_create_with(const sp_registry_desc *desc) {
 sp_registry *sp_registry_create(void) { return sp_registry_create_with(NULL); }
 
 void sp_registry_destroy(sp_registry *reg) {
-    if (!reg || refused_now(reg, "sp_registry_destroy") || refused_restoring(reg, "sp_registry_destroy")) return;
+    if (!reg || refused_changing(reg, "sp_registry_destroy")) return;
     /* Refused as a whole while anything of the registry is on the stack: a hook of one of its
        pools (that pool would outlive its registry), or the pool sp_registry_add is building. */
     const char *busy = reg->adding;
@@ -426,7 +427,7 @@ static sp_pool *registry_add_from(sp_registry *reg, const char *name, const sp_d
 }
 
 sp_pool *sp_registry_add(sp_registry *reg, const char *name, const sp_desc *desc) {
-    if (reg && refused_restoring(reg, "sp_registry_add")) return NULL;
+    if (reg && refused_changing(reg, "sp_registry_add")) return NULL;
     return registry_add_from(reg, name, desc, NULL);
 }
 
@@ -457,7 +458,7 @@ size_t sp_registry_snapshot_size(const sp_registry *reg, const sp_registry_snaps
 
 sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, const sp_registry_snapshot_io *io) {
     if (null_registry(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
-    if (refused_now(reg, "sp_registry_snapshot") || refused_restoring(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
+    if (refused_changing(reg, "sp_registry_snapshot")) return SP_ERR_INVALID;
     size_t need = sp_registry_snapshot_size(reg, io);
     const char *why = !need ? "a pool cannot be saved (the line above says why)"
                       : !buf ? "buf is NULL"
@@ -489,7 +490,7 @@ sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t size, c
 
 sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, const sp_registry_snapshot_io *io) {
     if (null_registry(reg, "sp_registry_restore")) return SP_ERR_INVALID;
-    if (refused_now(reg, "sp_registry_restore") || refused_restoring(reg, "sp_registry_restore")) return SP_ERR_INVALID;
+    if (refused_changing(reg, "sp_registry_restore")) return SP_ERR_INVALID;
     const char *why = !buf ? "buf is NULL"
                       : !io || !io->desc_of ? "io.desc_of is NULL (it gives each saved pool's descriptor)"
                       : reg->count ? "the registry is not empty (restore into a new one)" : NULL;
@@ -541,7 +542,7 @@ sp_result sp_registry_remove(sp_registry *reg, const char *name) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_NULL_ARG, "sp_registry_remove", "name");
         return SP_ERR_INVALID;
     }
-    if (refused_now(reg, "sp_registry_remove") || refused_restoring(reg, "sp_registry_remove")) return SP_ERR_INVALID;
+    if (refused_changing(reg, "sp_registry_remove")) return SP_ERR_INVALID;
     sp_pool *pool = names_find(reg, name);
     if (!pool) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_UNKNOWN, "sp_registry_remove", name);
@@ -722,8 +723,7 @@ sp_result sp_registry_release_at(sp_registry *reg, void *item, const char *file,
    ------------------------------------------------------------------------------------------ */
 
 size_t sp_registry_release_all(sp_registry *reg) {
-    if (null_registry(reg, "sp_registry_release_all") || refused_now(reg, "sp_registry_release_all") ||
-        refused_restoring(reg, "sp_registry_release_all"))
+    if (null_registry(reg, "sp_registry_release_all") || refused_changing(reg, "sp_registry_release_all"))
         return 0;
     if (reg->releasing_all) {
         sp__log_to(&reg->logger, REG_NAME, SP__MSG_REG_RELEASING_ALL, "sp_registry_release_all");
