@@ -956,8 +956,9 @@ SP_API sp_result sp_registry_snapshot(const sp_registry *reg, void *buf, size_t 
    descriptor from desc_of) the pools restored so far go again: SP_ERR_INVALID with a line, the
    registry empty, nothing allocated. desc_of, io_of and the pools' load run while the restore
    adds the pools: sp_registry_destroy, _add, _remove, _release_all, _snapshot and _restore of
-   reg are refused inside them (one line each; the restore goes on). O(pools + their
-   snapshots). */
+   reg are refused inside them (one line each; the restore goes on); a pool restored already
+   (sp_registry_get) is an ordinary pool there, and sp_pool_destroy of it works as anywhere
+   (the registry forgets it). O(pools + their snapshots). */
 SP_API sp_result sp_registry_restore(sp_registry *reg, const void *buf, size_t size, const sp_registry_snapshot_io *io);
 
 #ifdef __cplusplus

@@ -983,7 +983,44 @@ static const sp_desc *meddling_desc_of(const char *name, void *user) {
     assert_null(sp_registry_add(m->reg, "intruder", &m->desc));
     assert_int_equal(sp_registry_remove(m->reg, "a"), SP_ERR_INVALID);
     assert_int_equal(sp_registry_release_all(m->reg), 0);
+    unsigned char scratch[64];
+    assert_int_equal(sp_registry_snapshot(m->reg, scratch, sizeof scratch, NULL), SP_ERR_INVALID);
+    assert_int_equal(sp_registry_restore(m->reg, scratch, sizeof scratch, NULL), SP_ERR_INVALID);
     return &m->desc;
+}
+
+/* io_of and the members' load run inside the restore too: a load that finds a pool restored
+   already (by name) uses it as any pool and destroys it, which works as anywhere (the registry
+   forgets it, the restore goes on with the others); the pool being restored is not handed out
+   yet. */
+static sp_snapshot_io meddling_io;
+static int meddling_loads;
+static bool meddling_load(void *item, const void *in, size_t bytes, void *user) {
+    restore_meddler *m = (restore_meddler *)user;
+    memcpy(item, in, bytes);
+    meddling_loads++;
+    sp_registry_destroy(m->reg);
+    assert_int_equal(sp_registry_release_all(m->reg), 0);
+    assert_null(sp_registry_get(m->reg, "b")); /* the pool being restored */
+    sp_pool *a = sp_registry_get(m->reg, "a"); /* restored before "b"'s members load */
+    assert_non_null(a);
+    void *x = sp_acquire(a); /* "a" is whole: a plain pool again */
+    assert_non_null(x);
+    assert_int_equal(sp_release(a, x), SP_OK);
+    sp_pool_destroy(a);
+    assert_null(sp_registry_get(m->reg, "a"));
+    return true;
+}
+static void copying_save(const void *item, void *out, size_t bytes, void *user) {
+    (void)user;
+    memcpy(out, item, bytes);
+}
+static const sp_snapshot_io *meddling_io_of(const char *name, void *user) {
+    restore_meddler *m = (restore_meddler *)user;
+    (void)name;
+    if (m->reg) sp_registry_destroy(m->reg); /* (NULL while the snapshot is taken) */
+    meddling_io = (sp_snapshot_io){.save = copying_save, .load = meddling_load, .user = m};
+    return &meddling_io;
 }
 
 static void registry_restore_callbacks_cannot_change_the_registry(void **state) {
@@ -1002,6 +1039,11 @@ static void registry_restore_callbacks_cannot_change_the_registry(void **state) 
     void *buf = malloc(size);
     assert_non_null(buf);
     assert_int_equal(sp_registry_snapshot(from, buf, size, &io), SP_OK);
+    sp_registry_snapshot_io with_load = {meddling_io_of, meddling_desc_of, &m};
+    size_t size2 = sp_registry_snapshot_size(from, &with_load);
+    void *buf2 = malloc(size2);
+    assert_non_null(buf2);
+    assert_int_equal(sp_registry_snapshot(from, buf2, size2, &with_load), SP_OK);
     sp_registry_release_all(from);
     sp_registry_destroy(from);
     sp_registry *to = sp_registry_create_with(&(sp_registry_desc){.logger = test_log_make(&log)});
@@ -1010,12 +1052,27 @@ static void registry_restore_callbacks_cannot_change_the_registry(void **state) 
     log.warnings = log.errors = 0;
     assert_int_equal(sp_registry_restore(to, buf, size, &io), SP_OK);
     assert_int_equal(m.calls, 2);
-    assert_int_equal(log.warnings + log.errors, 2 * 4); /* four refusals a call */
+    assert_int_equal(log.warnings + log.errors, 2 * 6); /* six refusals a call */
     assert_true(test_log_last_has(&log, "during sp_registry_restore"));
     assert_int_equal(sp_registry_count(to), 2);
     assert_null(sp_registry_get(to, "intruder"));
     assert_int_equal(sp_registry_release_all(to), 1);
     sp_registry_destroy(to);
+
+    /* The same snapshot again, through io_of and a load that meddles. */
+    sp_registry *again = sp_registry_create_with(&(sp_registry_desc){.logger = test_log_make(&log)});
+    assert_non_null(again);
+    m.reg = again;
+    meddling_loads = 0;
+    log.warnings = log.errors = 0;
+    assert_int_equal(sp_registry_restore(again, buf2, size2, &with_load), SP_OK);
+    assert_int_equal(meddling_loads, 1); /* "b"'s one member */
+    assert_true(log.warnings + log.errors >= 2 * 6 + 2 + 2);
+    assert_int_equal(sp_registry_count(again), 1); /* "a" went in b's load */
+    assert_null(sp_registry_get(again, "a"));
+    assert_int_equal(sp_registry_release_all(again), 1);
+    sp_registry_destroy(again);
+    free(buf2);
     free(buf);
 }
 
