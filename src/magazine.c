@@ -171,9 +171,10 @@ static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k
 /* The common acquisition, kept small: a member from the thread's loaded magazine, its word and
    address by arithmetic from its slot index, its lease published by one store. */
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
+    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG)) return acquire_full(p, arg, force, file, line);
     const sp__ts_fast *f = &p->ts->fast;
     sp__tcache *c = sp__ts_cache_found(f);
-    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG || !c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
+    if (SP__UNLIKELY(!c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
     uint32_t idx = c->loaded->e[--c->loaded->n];
     uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
     _Atomic uint32_t *w = fast_word(f, k, idx);
@@ -339,8 +340,9 @@ static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s
 }
 
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
+    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
     const sp__span *s = own_span_by_map(p, item);
-    if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG || !s)) return release_full(p, item, file, line);
+    if (SP__UNLIKELY(!s)) return release_full(p, item, file, line);
     return release_common(p, item, s);
 }
 
