@@ -8,7 +8,7 @@
 /* Which paths acquisitions and releases take: the plain ones exactly when nothing else must
    happen (memory order, no hook on the way, one thread, no teardown or priority callback
    running); then, for a pool of one span, that span's place for the plain release's
-   arithmetic. A pool of several spans releases through the map of owners every time (its
+   arithmetic. A pool of several spans releases through the map of owners every time (by_map: its
    members lie in every span at random, and a branch between two ways would be guessed wrong
    half the time). Cold: runs when those states begin and end and when the spans change. */
 void sp__routes_update(sp_pool *p) {
@@ -24,6 +24,9 @@ void sp__routes_update(sp_pool *p) {
     p->hot.top_rec = t ? t->rec : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
     p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
+    p->hot.by_map = p->hot.plain_release && p->mem.live > 1u && !p->mem.source_failed
+                        ? atomic_load_explicit(&p->mem.owners, memory_order_relaxed)
+                        : NULL;
 }
 
 /* A callback that reads the pool as it is (priority, a snapshot's save or load) runs frozen:
@@ -360,15 +363,13 @@ void *sp_acquire_force(sp_pool *pool, const void *arg) {
     return acquire_fast(pool, arg, true);
 }
 
-/* A pool of several spans, or a release the one span's test refused: released plainly if the
-   member is leased plainly and releases may be plain (memory order, no on_release, one thread,
-   nothing running that diverts them), its span found through the map of owners; else the
-   general path. */
-static SP__NOINLINE sp_result release_elsewhere(sp_pool *p, void *item) {
+/* A release the plain tests did not take: released plainly if the member is leased plainly and
+   releases may be plain (memory order, no on_release, one thread, nothing running that diverts
+   them) in a pool of several spans some of which came from the allocator (a source that ran
+   out, or none), its span found by address; else the general path. */
+static SP__NOINLINE sp_result release_searched(sp_pool *p, void *item) {
     if (p->hot.plain_release && p->mem.live > 1u && item) {
-        uint32_t idx = atomic_load_explicit(&p->mem.owners, memory_order_relaxed) && !p->mem.source_failed
-                           ? index_by_map(p, (uintptr_t)item)
-                           : sp__index_searched(p, (uintptr_t)item);
+        uint32_t idx = sp__index_searched(p, (uintptr_t)item);
         if (idx != SP__NIL && plain_take(p, idx)) {
             stack_push(p, idx);
             DBG_FREED(p, idx, item);
@@ -378,17 +379,22 @@ static SP__NOINLINE sp_result release_elsewhere(sp_pool *p, void *item) {
     return sp__release_general(p, item);
 }
 
-/* A plain release: a member of the top span leased plainly. Anything else (another span, a
-   word lease, a refusal, a pool whose releases are not plain: top_plain 0) takes the general
-   path. */
+/* A plain release: a member leased plainly, of the one span (top_plain) or, in a pool of several
+   spans from the source, of the span the map names (by_map: inline, as members of a pool grown
+   by acquisition lie in every span). Anything else (a word lease, a refusal, spans from the
+   allocator, a pool whose releases are not plain) takes the paths behind. */
 sp_result sp_release(sp_pool *pool, void *item) {
     if (SP__UNLIKELY(!pool)) return sp__release_general(pool, item);
     SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release(pool, item));
     uint64_t q = member_number(pool, pool->hot.top_items, (uintptr_t)item);
-    if (SP__UNLIKELY(q >= pool->hot.top_plain))
-        return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_elsewhere(pool, item);
-    uint32_t idx = pool->hot.top_first + (uint32_t)q;
-    if (SP__UNLIKELY(!plain_take(pool, idx))) return sp__release_general(pool, item);
+    uint32_t idx;
+    if (q < pool->hot.top_plain)
+        idx = pool->hot.top_first + (uint32_t)q;
+    else if (pool->hot.by_map)
+        idx = index_in_map(pool, pool->hot.by_map, (uintptr_t)item);
+    else
+        return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
+    if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx))) return sp__release_general(pool, item);
     stack_push(pool, idx);
     DBG_FREED(pool, idx, item);
     return SP_OK;

@@ -118,8 +118,8 @@ typedef struct sp__span_rec {
 /* ---- the pool ------------------------------------------------------------------------------ */
 
 /* What sp_acquire and sp_release read and write. The plain path of each is a few instructions
-   (sp__acquire_plain, sp__release_plain): anything else is routed out of it by two fields that
-   sp__routes_update derives, plain_floor and top_plain. */
+   (sp__acquire_plain, and sp_release's in lease.c): anything else is routed out of it by the
+   fields that sp__routes_update derives, plain_floor, top_plain and by_map. */
 typedef struct sp__hot {
     unsigned char *stack; /* the free members' slot indices, 3 bytes each (see stack_push) */
     uint32_t free_top;    /* the stack's top in bytes (3 x the free members): the next is below */
@@ -132,6 +132,8 @@ typedef struct sp__hot {
     bool plain_release;   /* releases may be plain (see sp__routes_update) */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
     uintptr_t top_items;  /* the top span's member 0 */
+    const sp__owner_map *by_map; /* a pool of several spans, all from the source, whose releases
+                             may be plain: the source's map, through which they find their span */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
@@ -342,13 +344,16 @@ static inline const sp__span *own_span_by_map(const sp_pool *p, const void *a) {
     return s && s->pool == p ? s : NULL;
 }
 
-/* The slot index of the member starting at a, through the source's map of owners: SP__NIL when
-   a is not the start of a member of one of p's spans from the source. */
-static inline uint32_t index_by_map(const sp_pool *p, uintptr_t a) {
-    const sp__span *s = own_span_by_map(p, (const void *)a);
-    if (!s) return SP__NIL;
+/* The slot index of the member starting at a, through the source's map of owners m (p's): SP__NIL
+   when a is not the start of a member of one of p's spans from the source. */
+static inline uint32_t index_in_map(const sp_pool *p, const sp__owner_map *m, uintptr_t a) {
+    const sp__span *s = span_by_map(m, (const void *)a);
+    if (!s || s->pool != p) return SP__NIL;
     uint64_t q = member_number(p, (uintptr_t)s->items, a);
     return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
+}
+static inline uint32_t index_by_map(const sp_pool *p, uintptr_t a) {
+    return index_in_map(p, atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
 }
 
 /* The slot index of the member starting at item, or SP__NIL for anything that is not the start

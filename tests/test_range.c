@@ -20,6 +20,7 @@
 #include "sp_os.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__has_feature)
@@ -63,6 +64,64 @@ static void members_never_move_and_share_one_range(void **state) {
         assert_int_equal(sp_release_all(p), N);
         sp_pool_destroy(p);
     }
+}
+
+static int by_address(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(unsigned char *const *)a, y = (uintptr_t)*(unsigned char *const *)b;
+    return (x > y) - (x < y);
+}
+
+/* A pool grown by acquisition holds its members in several spans and releases each through the
+   source's map of owners (by address where spans come from the allocator): members of every
+   span come back, and what is not one of its leased members is refused with its line and
+   changes nothing, whichever span it points into. */
+static void a_pool_of_several_spans_releases_and_refuses_in_every_span(void **state) {
+    (void)state;
+    enum { N = 3000 }; /* 64-byte members: more than one 64 KiB block holds */
+    test_log log;
+    sp_desc d = {.name = "spans", .item_size = 64, .logger = test_log_make(&log)};
+    sp_desc od = {.name = "other", .item_size = 64, .logger = test_log_make(&log)};
+    sp_pool *p = sp_pool_create(&d), *other = sp_pool_create(&od);
+    assert_non_null(p);
+    assert_non_null(other);
+    static unsigned char *m[N];
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    unsigned char *theirs = sp_acquire(other);
+    sp_handle h = {0}; /* a lease in its word, in the top span */
+    assert_non_null(sp_acquire_handle(p, NULL, &h));
+    assert_false(sp_handle_is_null(h));
+    sp_stats s;
+    sp_stats_get(p, &s);
+    assert_true(s.bytes > (size_t)N * 64u);
+
+    for (size_t i = 0; i < N; i += 499) { /* the first span, the last, and between */
+        assert_int_equal(sp_release(p, m[i] + 1), SP_ERR_FOREIGN); /* interior */
+        assert_true(test_log_last_has(&log, "not the start of a member"));
+    }
+    assert_int_equal(sp_release(p, theirs), SP_ERR_FOREIGN); /* another pool's member */
+    assert_true(sp_is_leased(other, theirs));
+    for (size_t i = 0; i < N; i += 2) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    for (size_t i = 0; i < N; i += 2) { /* double releases, in every span */
+        log.last_message[0] = '\0';
+        assert_int_equal(sp_release(p, m[i]), SP_ERR_NOT_LEASED);
+        assert_true(test_log_last_has(&log, "not leased"));
+    }
+    assert_int_equal(sp_release(p, sp_resolve(p, h)), SP_OK);
+    assert_null(sp_resolve(p, h));
+    for (size_t i = 1; i < N; i += 2) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    sp_stats_get(p, &s);
+    assert_int_equal(s.leased, 0);
+    assert_true(sp__pool_check(p));
+    /* Acquired again: every member is one of those, none handed out twice, none lost. */
+    static unsigned char *again[N + 1];
+    for (size_t i = 0; i < N + 1; i++) assert_non_null(again[i] = sp_acquire(p));
+    qsort(again, N + 1, sizeof again[0], by_address);
+    for (size_t i = 1; i < N + 1; i++) assert_true(again[i - 1] < again[i]);
+    sp_stats_get(p, &s);
+    assert_int_equal(s.size, N + 1);
+    assert_int_equal(sp_release(other, theirs), SP_OK);
+    sp_pool_destroy(other);
+    sp_pool_destroy(p);
 }
 
 static void a_pointer_into_the_uncommitted_part_is_refused_unread(void **state) {
@@ -317,6 +376,7 @@ static void a_destroyed_pool_leaves_no_poison_behind(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(members_never_move_and_share_one_range),
+        cmocka_unit_test(a_pool_of_several_spans_releases_and_refuses_in_every_span),
         cmocka_unit_test(a_pointer_into_the_uncommitted_part_is_refused_unread),
         cmocka_unit_test(trim_decommits_the_pages_above_the_highest_built_member),
         cmocka_unit_test(a_failed_reservation_falls_back_with_one_info_line),
