@@ -312,10 +312,11 @@ static SP__NOINLINE sp_result release_full(sp_pool *p, void *item, const char *f
     return SP_OK;
 }
 
-/* The common release, kept small: the member's span from the source's map, a CAS of its word
-   from LEASED to FREE (the same decision as release_full's), the member onto the thread's loaded
-   magazine. Anything else (a span from the allocator, a refusal, on_release, the last life, a
-   call site, the debug checks, a full magazine) takes the full paths. */
+/* The common release, kept small: the member's span (the pool's one, else from the source's
+   map), a CAS of its word from LEASED to FREE (the same decision as release_full's), the member
+   onto the thread's loaded magazine. Anything else (one of several spans from the allocator, a
+   refusal, on_release, the last life, a call site, the debug checks, a full magazine) takes the
+   full paths. */
 static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s) {
     uint64_t q = member_number(p, (uintptr_t)s->items, (uintptr_t)item);
     if (SP__UNLIKELY(q >= atomic_load_explicit(&s->count, memory_order_acquire))) return sp__release_foreign(p, item);
@@ -341,8 +342,8 @@ static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s
 
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
-    const sp__span *s = own_span_by_map(p, item);
-    if (SP__UNLIKELY(!s)) return release_full(p, item, file, line);
+    const sp__span *s = atomic_load_explicit(&p->ts->fast.one_span, memory_order_relaxed);
+    if (!s && SP__UNLIKELY(!(s = own_span_by_map(p, item)))) return release_full(p, item, file, line);
     return release_common(p, item, s);
 }
 

@@ -54,8 +54,8 @@ typedef struct sp__tcache {
     struct sp__tcache *next;
 } sp__tcache;
 
-/* What the fast paths read of a thread-safe pool: its place in every thread's table, and of each
-   span number its member 0 and its word 0 less its first slot index's share, so that a slot
+/* What the fast paths read of a thread-safe pool: its place in every thread's table, its one
+   span (if so), and of each span number its member 0 and its word 0 less its first slot index's share, so that a slot
    index from a magazine names its word and member by arithmetic, reading no span header. The
    bases are derived in one place (sp__ts_routes_update, when spans come or go), under the lock,
    and read lock-free (relaxed: a thread holding a slot index saw its span published, through
@@ -63,6 +63,10 @@ typedef struct sp__tcache {
 typedef struct sp__ts_fast {
     uint32_t slot;         /* the pool's place in every thread's table */
     uint64_t id;           /* matches the thread's table entry */
+    /* The pool's span while it has only one (a pool with max, or not yet grown), else NULL: a
+       release finds it without the map. A thread releasing a member of a later span got it
+       after that span was published, so it reads NULL here, never a stale span. */
+    _Atomic(const sp__span *) one_span;
     _Atomic uintptr_t item_base[SP__SPAN_RECS];
     _Atomic uintptr_t word_base[SP__SPAN_RECS];
 } sp__ts_fast;

@@ -19,6 +19,8 @@
 #include "threads_util.h"
 
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- local churn ------------------------------------------------------------------------ */
 
@@ -449,6 +451,67 @@ static void thread_exit_returns_its_cached_members(void **state) {
     assert_int_equal(atomic_load(&g_live_bytes), 0);
 }
 
+/* ---- the one span and several ----------------------------------------------------------- */
+
+/* A pool of one span releases through it (sp__ts_fast.one_span), one grown past it through the
+   map: in both, what is not a leased member of the pool is refused with its line, unread, and
+   members acquired on one thread after the pool grew are released on another. */
+enum { GROWN_N = 3000 }; /* 64-byte members: more than one 64 KiB block holds */
+
+typedef struct grown_arg {
+    sp_pool *pool;
+    member **held;
+} grown_arg;
+
+static void *acquire_grown(void *v) {
+    grown_arg *a = (grown_arg *)v;
+    for (int i = 0; i < GROWN_N; i++) a->held[i] = (member *)sp_acquire(a->pool);
+    return NULL;
+}
+
+static void a_pool_of_one_span_or_several_releases_and_refuses_exactly(void **state) {
+    (void)state;
+    sp_desc od = ts_desc("other");
+    sp_pool *other = sp_pool_create(&od);
+    unsigned char *theirs = (unsigned char *)sp_acquire(other);
+    assert_non_null(theirs);
+    for (int grown = 0; grown < 2; grown++) {
+        sp_desc d = ts_desc(grown ? "several" : "one");
+        if (!grown) d.max = 2000000; /* one span: address space for 2M members */
+        sp_pool *pool = sp_pool_create(&d);
+        assert_non_null(pool);
+        member **held = (member **)calloc(GROWN_N, sizeof *held);
+        grown_arg a = {pool, held};
+        run_threads(1, acquire_grown, &a, sizeof a); /* the pool grows on that thread */
+        for (int i = 0; i < GROWN_N; i++) assert_non_null(held[i]);
+        unsigned char *first = (unsigned char *)held[0];
+        /* Inside a one-span pool's reservation, far past what is committed: reading it would
+           crash the test. */
+        log_reset();
+        assert_int_equal(sp_release(pool, first + (size_t)1000000 * sizeof(member)), SP_ERR_FOREIGN);
+        assert_int_equal(atomic_load(&g_log.errors) + atomic_load(&g_log.warnings), 1);
+        for (int i = 0; i < GROWN_N; i += 499) {
+            assert_int_equal(sp_release(pool, (unsigned char *)held[i] + 8), SP_ERR_FOREIGN); /* interior */
+        }
+        assert_int_equal(sp_release(pool, theirs), SP_ERR_FOREIGN);
+        assert_true(sp_is_leased(other, theirs));
+        for (int i = 0; i < GROWN_N; i++) assert_int_equal(sp_release(pool, held[i]), SP_OK);
+        for (int i = 0; i < GROWN_N; i += 299) {
+            log_reset();
+            assert_int_equal(sp_release(pool, held[i]), SP_ERR_NOT_LEASED);
+            assert_non_null(strstr(g_log.last, "not leased"));
+        }
+        sp_stats st;
+        sp_stats_get(pool, &st);
+        assert_int_equal(st.leased, 0);
+        assert_int_equal(st.released, GROWN_N);
+        free(held);
+        sp_pool_destroy(pool);
+    }
+    assert_int_equal(sp_release(other, theirs), SP_OK);
+    sp_pool_destroy(other);
+}
+
 static void pool_destroyed_before_or_after_its_threads_exit(void **state) {
     (void)state;
     log_reset();
@@ -494,6 +557,7 @@ int main(void) {
         cmocka_unit_test(racing_double_releases_have_exactly_one_winner),
         cmocka_unit_test(resolve_racing_release_never_returns_another_life),
         cmocka_unit_test(thread_exit_returns_its_cached_members),
+        cmocka_unit_test(a_pool_of_one_span_or_several_releases_and_refuses_exactly),
         cmocka_unit_test(pool_destroyed_before_or_after_its_threads_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
