@@ -555,6 +555,19 @@ static bool sp_open_drop(void **state, size_t item_size, size_t capacity) {
 static bool sp_open_reclaim(void **state, size_t item_size, size_t capacity) {
     return sp_open_policy(state, item_size, capacity, SP_OVERFLOW_RECLAIM);
 }
+/* The pool with nothing set but the size, as most users create one: no max, so it grows by
+   acquisition into several spans (each about twice the last), where `spawnpool` holds all its
+   members in the one span its max reserves. Not judged: it shows what the spans cost. */
+static bool sp_open_grown(void **state, size_t item_size, size_t capacity) {
+    (void)capacity;
+    sp_pool *pool = sp_pool_create(&(sp_desc){.name = "bench_grown", .item_size = item_size});
+    if (pool == NULL) {
+        fprintf(stderr, "spawnpool: sp_pool_create failed (item_size %zu)\n", item_size);
+        return false;
+    }
+    *state = pool;
+    return true;
+}
 static void sp_close(void *state) { sp_pool_destroy(state); }
 static void *sp_bench_acquire(void *state) { return sp_acquire(state); }
 static void sp_bench_release(void *state, void *item) { (void)sp_release(state, item); }
@@ -728,6 +741,8 @@ bool bench_peer_malloc(const char *name, bench_malloc_fn *malloc_fn, bench_free_
 
 static const bench_impl impl_spawnpool = {"spawnpool", sp_open_drop, sp_close,
                                           sp_bench_acquire, sp_bench_release, sp_bench_pool};
+static const bench_impl impl_spawnpool_grown = {"spawnpool_grown", sp_open_grown, sp_close,
+                                                sp_bench_acquire, sp_bench_release, sp_bench_pool};
 static const bench_impl impl_spawnpool_reclaim = {"spawnpool_reclaim", sp_open_reclaim, sp_close,
                                                   sp_bench_acquire, sp_bench_release,
                                                   sp_bench_pool};
@@ -771,7 +786,7 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
                                          jemalloc_acquire, jemalloc_release, NULL};
 
 static const bench_impl *const all_impls[] = {
-    &impl_spawnpool,      &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
+    &impl_spawnpool,      &impl_spawnpool_grown,   &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
     &impl_spawnpool_iter, &impl_freelist,          &impl_checked_header,    &impl_checked_side,
     &impl_checked_bits,   &impl_checked_gen,       &impl_checked_dense,     &impl_checked_plan,
     &impl_checked_plan_byte, &impl_boost,          &impl_gslice,            &impl_glibc,

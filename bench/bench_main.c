@@ -319,7 +319,7 @@ static const generic_workload generic_workloads[] = {
     {"churn", true, false, churn_segment, "spawnpool_next,spawnpool_iter"},
     {"fifo", true, false, fifo_segment, "spawnpool_next,spawnpool_iter"},
     {"iterate", true, true, iterate_segment,
-     "spawnpool_reclaim,spawnpool_handles,checked_header,checked_side,checked_bits,checked_gen,"
+     "spawnpool_grown,spawnpool_reclaim,spawnpool_handles,checked_header,checked_side,checked_bits,checked_gen,"
      "checked_dense,checked_plan,checked_plan_byte"},
 };
 
@@ -679,7 +679,7 @@ static double percentile_sorted(const double *v, size_t count, double q) {
 }
 
 static void run_frame(const bench_impl *const *impls, size_t impl_count) {
-    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
+    static const char *const skip = "spawnpool_grown,spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
     frame_sim *sims = xcalloc(impl_count, sizeof *sims);
     size_t count = 0, frames = params.frames;
     for (size_t i = 0; i < impl_count; i++) {
@@ -809,7 +809,7 @@ static void memory_child(const bench_impl *impl, size_t n, size_t item_size) {
 
 static void run_memory(const bench_impl *const *impls, size_t impl_count, size_t n,
                        size_t item_size) {
-    static const char *const skip = "spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
+    static const char *const skip = "spawnpool_grown,spawnpool_reclaim,spawnpool_handles,spawnpool_next,spawnpool_iter";
     for (size_t i = 0; i < impl_count; i++) {
         if (!impl_selected(impls[i]->name) || bench_list_has(skip, impls[i]->name)) continue;
         fflush(stdout);

@@ -36,7 +36,8 @@ static row *rows;
 static size_t row_count;
 
 static const char *const impl_order[] = {
-    "spawnpool", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next", "spawnpool_iter",
+    "spawnpool", "spawnpool_grown", "spawnpool_reclaim", "spawnpool_handles", "spawnpool_next",
+    "spawnpool_iter",
     "freelist",
     "checked_header", "checked_side", "checked_bits", "checked_gen", "checked_dense",
     "checked_plan", "checked_plan_byte", "array_order",
@@ -375,7 +376,10 @@ int main(int argc, char **argv) {
     }
     fprintf(md,
             "\n## Implementations\n\n"
-            "- `spawnpool`: an `sp_pool` (DROP, memory order, no hooks); `spawnpool_reclaim` a "
+            "- `spawnpool`: an `sp_pool` (DROP, memory order, no hooks, `max` the cell's live "
+            "count: its members in one span); `spawnpool_grown` the same with no `max`, as most "
+            "users create one, grown by acquisition into several spans (information, not "
+            "judged); `spawnpool_reclaim` a "
             "RECLAIM pool (acquisition order; saturated in the reclaim workload); "
             "`spawnpool_handles` acquisitions with `sp_acquire_handle`, and `sp_resolve` in the "
             "resolve workload; `spawnpool_next` iteration with `sp_first`/`sp_next` instead of "
