@@ -533,8 +533,9 @@ static void target_sizes_memory(FILE *md) {
 }
 
 void report_targets(FILE *md) {
-    fprintf(md, "\n## Targets\n\nThe targets of 0.5, for the default pool as users create it "
-                "(`initial = 0`, grown by acquisition, memory order, no hooks). Wall-clock lines "
+    fprintf(md, "\n## Targets\n\nThe targets of 0.5, for the default pool (`initial = 0`, "
+                "grown by acquisition, `max` the cell's live count, memory order, no hooks). "
+                "Wall-clock lines "
                 "are judged on the minimum over the repeats, over every LIFO, random churn and "
                 "FIFO cell of the run (every N and object size measured, ratios within one run), "
                 "the worst cell on medians beside it; a peer that ran in a process of its own "
