@@ -560,13 +560,7 @@ static bool sp_open_reclaim(void **state, size_t item_size, size_t capacity) {
    members in the one span its max reserves. Not judged: it shows what the spans cost. */
 static bool sp_open_grown(void **state, size_t item_size, size_t capacity) {
     (void)capacity;
-    sp_pool *pool = sp_pool_create(&(sp_desc){.name = "bench_grown", .item_size = item_size});
-    if (pool == NULL) {
-        fprintf(stderr, "spawnpool: sp_pool_create failed (item_size %zu)\n", item_size);
-        return false;
-    }
-    *state = pool;
-    return true;
+    return sp_open_policy(state, item_size, 0, SP_OVERFLOW_DROP);
 }
 static void sp_close(void *state) { sp_pool_destroy(state); }
 static void *sp_bench_acquire(void *state) { return sp_acquire(state); }
@@ -786,7 +780,8 @@ static const bench_impl impl_jemalloc = {"jemalloc", jemalloc_open, sized_close,
                                          jemalloc_acquire, jemalloc_release, NULL};
 
 static const bench_impl *const all_impls[] = {
-    &impl_spawnpool,      &impl_spawnpool_grown,   &impl_spawnpool_reclaim, &impl_spawnpool_handles, &impl_spawnpool_next,
+    &impl_spawnpool,      &impl_spawnpool_grown,   &impl_spawnpool_reclaim, &impl_spawnpool_handles,
+    &impl_spawnpool_next,
     &impl_spawnpool_iter, &impl_freelist,          &impl_checked_header,    &impl_checked_side,
     &impl_checked_bits,   &impl_checked_gen,       &impl_checked_dense,     &impl_checked_plan,
     &impl_checked_plan_byte, &impl_boost,          &impl_gslice,            &impl_glibc,

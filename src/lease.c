@@ -8,9 +8,9 @@
 /* Which paths acquisitions and releases take: the plain ones exactly when nothing else must
    happen (memory order, no hook on the way, one thread, no teardown or priority callback
    running); then, for a pool of one span, that span's place for the plain release's
-   arithmetic. A pool of several spans releases through the map of owners every time (by_map: its
-   members lie in every span at random, and a branch between two ways would be guessed wrong
-   half the time). Cold: runs when those states begin and end and when the spans change. */
+   arithmetic. A pool of several spans releases through the map of owners every time (by_map:
+   its members lie in every span at random, and a branch between two ways would be guessed
+   wrong half the time). Cold: runs when those states begin and end and when the spans change. */
 void sp__routes_update(sp_pool *p) {
     if (p->ts) { /* its plain paths stay off (sp__ts_attach); its layer has a view of its own */
         sp__ts_routes_update(p);
@@ -394,7 +394,8 @@ sp_result sp_release(sp_pool *pool, void *item) {
         idx = index_in_map(pool, pool->hot.by_map, (uintptr_t)item);
     else
         return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
-    if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx))) return sp__release_general(pool, item);
+    if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx)))
+        return sp__release_general(pool, item);
     stack_push(pool, idx);
     DBG_FREED(pool, idx, item);
     return SP_OK;

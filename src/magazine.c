@@ -343,7 +343,8 @@ static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
     const sp__span *s = atomic_load_explicit(&p->ts->fast.one_span, memory_order_relaxed);
-    if (!s && SP__UNLIKELY(!(s = own_span_by_map(p, item)))) return release_full(p, item, file, line);
+    if (!s) s = own_span_by_map(p, item);
+    if (SP__UNLIKELY(!s)) return release_full(p, item, file, line);
     return release_common(p, item, s);
 }
 

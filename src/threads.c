@@ -551,7 +551,8 @@ void sp__ts_routes_update(sp_pool *p) {
         atomic_store_explicit(&ts->fast.item_base[k], items, memory_order_relaxed);
         atomic_store_explicit(&ts->fast.word_base[k], words, memory_order_relaxed);
     }
-    atomic_store_explicit(&ts->fast.one_span, p->mem.live == 1u ? top_span(p) : NULL, memory_order_relaxed);
+    const sp__span *one = p->mem.live == 1u ? top_span(p) : NULL;
+    atomic_store_explicit(&ts->fast.one_span, one, memory_order_relaxed);
 }
 
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {

@@ -55,10 +55,10 @@ typedef struct sp__tcache {
 } sp__tcache;
 
 /* What the fast paths read of a thread-safe pool: its place in every thread's table, its one
-   span (if so), and of each span number its member 0 and its word 0 less its first slot index's share, so that a slot
-   index from a magazine names its word and member by arithmetic, reading no span header. The
-   bases are derived in one place (sp__ts_routes_update, when spans come or go), under the lock,
-   and read lock-free (relaxed: a thread holding a slot index saw its span published, through
+   span (if so), and of each span number its member 0 and its word 0 less its first slot
+   index's share, so that a slot index from a magazine names its word and member by arithmetic,
+   reading no span header. They are derived in one place (sp__ts_routes_update, when spans come
+   or go), under the lock, and read lock-free (relaxed: a thread holding a slot index saw its span published, through
    the lock or the member's own hand-over). */
 typedef struct sp__ts_fast {
     uint32_t slot;         /* the pool's place in every thread's table */

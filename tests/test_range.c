@@ -119,6 +119,16 @@ static void a_pool_of_several_spans_releases_and_refuses_in_every_span(void **st
     for (size_t i = 1; i < N + 1; i++) assert_true(again[i - 1] < again[i]);
     sp_stats_get(p, &s);
     assert_int_equal(s.size, N + 1);
+    /* Trimmed to nothing and grown again: the spans come anew, and releases find them. */
+    for (size_t i = 0; i < N + 1; i++) assert_int_equal(sp_release(p, again[i]), SP_OK);
+    assert_int_equal(sp_trim(p, 0), N + 1);
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    assert_int_equal(sp_release(p, m[0] + 1), SP_ERR_FOREIGN);
+    for (size_t i = N; i-- > 0;) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    assert_int_equal(sp_release(p, m[N - 1]), SP_ERR_NOT_LEASED);
+    sp_stats_get(p, &s);
+    assert_int_equal(s.leased, 0);
+    assert_true(sp__pool_check(p));
     assert_int_equal(sp_release(other, theirs), SP_OK);
     sp_pool_destroy(other);
     sp_pool_destroy(p);

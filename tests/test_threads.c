@@ -488,11 +488,11 @@ static void a_pool_of_one_span_or_several_releases_and_refuses_exactly(void **st
         /* Inside a one-span pool's reservation, far past what is committed: reading it would
            crash the test. */
         log_reset();
-        assert_int_equal(sp_release(pool, first + (size_t)1000000 * sizeof(member)), SP_ERR_FOREIGN);
+        unsigned char *beyond = first + (size_t)1000000 * sizeof(member);
+        assert_int_equal(sp_release(pool, beyond), SP_ERR_FOREIGN);
         assert_int_equal(atomic_load(&g_log.errors) + atomic_load(&g_log.warnings), 1);
-        for (int i = 0; i < GROWN_N; i += 499) {
-            assert_int_equal(sp_release(pool, (unsigned char *)held[i] + 8), SP_ERR_FOREIGN); /* interior */
-        }
+        for (int i = 0; i < GROWN_N; i += 499) /* interior pointers */
+            assert_int_equal(sp_release(pool, (unsigned char *)held[i] + 8), SP_ERR_FOREIGN);
         assert_int_equal(sp_release(pool, theirs), SP_ERR_FOREIGN);
         assert_true(sp_is_leased(other, theirs));
         for (int i = 0; i < GROWN_N; i++) assert_int_equal(sp_release(pool, held[i]), SP_OK);
