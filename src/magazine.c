@@ -169,19 +169,31 @@ static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k
 }
 
 /* The common acquisition, kept small: a member from the thread's loaded magazine, its word and
-   address by arithmetic from its slot index, its lease published by one store. */
+   address by arithmetic from its slot index, its lease published by one store. A pool of one
+   span takes the span's place from the fast view, read while the magazine is: the address then
+   waits on no load after the slot index's (a thread alternating between 8 pools of one span:
+   20 ns a pair instead of 26, where the span number and its base came after the index). */
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG)) return acquire_full(p, arg, force, file, line);
     const sp__ts_fast *f = &p->ts->fast;
     sp__tcache *c = sp__ts_cache_found(f);
     if (SP__UNLIKELY(!c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
+    const sp__span *one = atomic_load_explicit(&f->one_span, memory_order_relaxed);
     uint32_t idx = c->loaded->e[--c->loaded->n];
-    uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
-    _Atomic uint32_t *w = fast_word(f, k, idx);
+    _Atomic uint32_t *w;
+    void *item;
+    if (SP__LIKELY(one != NULL)) {
+        w = (_Atomic uint32_t *)&one->words[idx - one->first];
+        item = one->items + (size_t)(idx - one->first) * p->hot.stride;
+    } else {
+        uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
+        w = fast_word(f, k, idx);
+        item = fast_item(p, f, k, idx);
+    }
     uint32_t leased = (atomic_load_explicit(w, memory_order_relaxed) & ~(uint32_t)SP__FLAGS_MASK) | SP__LEASED;
     atomic_store_explicit(w, leased, memory_order_release); /* (see acquire_full) */
     sp__ts_count(&c->acquired);
-    return fast_item(p, f, k, idx);
+    return item;
 }
 
 /* ---- release ------------------------------------------------------------------------------- */

@@ -64,8 +64,9 @@ typedef struct sp__ts_fast {
     uint32_t slot;         /* the pool's place in every thread's table */
     uint64_t id;           /* matches the thread's table entry */
     /* The pool's span while it has only one (a pool with max, or not yet grown), else NULL: a
-       release finds it without the map. A thread releasing a member of a later span got it
-       after that span was published, so it reads NULL here, never a stale span. */
+       release finds it without the map, an acquisition its member without the span number. A
+       thread holding a member or slot index of a later span got it after that span was
+       published, so it reads NULL here, never a stale span. */
     _Atomic(const sp__span *) one_span;
     _Atomic uintptr_t item_base[SP__SPAN_RECS];
     _Atomic uintptr_t word_base[SP__SPAN_RECS];
