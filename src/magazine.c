@@ -170,9 +170,9 @@ static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k
 
 /* The common acquisition, kept small: a member from the thread's loaded magazine, its word and
    address by arithmetic from its slot index, its lease published by one store. A pool of one
-   span takes the span's place from the fast view, read while the magazine is: the address then
-   waits on no load after the slot index's (a thread alternating between 8 pools of one span:
-   20 ns a pair instead of 26, where the span number and its base came after the index). */
+   span takes the span's place from the fast view, read while the magazine is, so that the
+   address waits on no load after the slot index's: a thread alternating between pools has no
+   earlier work on the same pool to hide a span number and its base behind. */
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_acquire || SP_DEBUG)) return acquire_full(p, arg, force, file, line);
     const sp__ts_fast *f = &p->ts->fast;
