@@ -183,7 +183,7 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
     _Atomic uint32_t *w;
     void *item;
     if (SP__LIKELY(one != NULL)) {
-        w = (_Atomic uint32_t *)&one->words[idx - one->first];
+        w = &one->words[idx - one->first];
         item = one->items + (size_t)(idx - one->first) * p->hot.stride;
     } else {
         uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
