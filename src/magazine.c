@@ -170,7 +170,7 @@ static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k
 
 /* The common acquisition, kept small: a member from the thread's loaded magazine, its word and
    address by arithmetic from its slot index, its lease published by one store. A pool of one
-   span takes the span's place from the fast view, read while the magazine is, so that the
+   span takes that span's bases from the fast view, read while the magazine is, so that the
    address waits on no load after the slot index's: a thread alternating between pools has no
    earlier work on the same pool to hide a span number and its base behind. */
 void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, int line) {
@@ -183,8 +183,9 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
     _Atomic uint32_t *w;
     void *item;
     if (SP__LIKELY(one != NULL)) {
-        w = &one->words[idx - one->first];
-        item = one->items + (size_t)(idx - one->first) * p->hot.stride;
+        w = (_Atomic uint32_t *)(atomic_load_explicit(&f->one_word_base, memory_order_relaxed) +
+                                 (uintptr_t)idx * sizeof(uint32_t));
+        item = (void *)(atomic_load_explicit(&f->one_item_base, memory_order_relaxed) + (uintptr_t)idx * p->hot.stride);
     } else {
         uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
         w = fast_word(f, k, idx);

@@ -552,6 +552,11 @@ void sp__ts_routes_update(sp_pool *p) {
         atomic_store_explicit(&ts->fast.word_base[k], words, memory_order_relaxed);
     }
     const sp__span *one = p->mem.live == 1u ? top_span(p) : NULL;
+    uint32_t k = one ? one->rec : 0u;
+    atomic_store_explicit(&ts->fast.one_item_base, one ? atomic_load_explicit(&ts->fast.item_base[k], memory_order_relaxed) : 0u,
+                          memory_order_relaxed);
+    atomic_store_explicit(&ts->fast.one_word_base, one ? atomic_load_explicit(&ts->fast.word_base[k], memory_order_relaxed) : 0u,
+                          memory_order_relaxed);
     atomic_store_explicit(&ts->fast.one_span, one, memory_order_relaxed);
 }
 
