@@ -544,19 +544,18 @@ static void magazines_size(sp__ts *ts, const sp_desc *d, size_t stride) {
 
 void sp__ts_routes_update(sp_pool *p) {
     sp__ts *ts = p->ts;
+    const sp__span *one = p->mem.live == 1u ? top_span(p) : NULL;
+    uintptr_t one_items = 0u, one_words = 0u;
     for (uint32_t k = 0; k < SP__SPAN_RECS; k++) {
         const sp__span *s = k < rec_count(p) ? rec_span(&p->mem.recs[k]) : NULL;
         uintptr_t items = s ? (uintptr_t)s->items - (uintptr_t)s->first * p->hot.stride : 0u;
         uintptr_t words = s ? (uintptr_t)s->words - (uintptr_t)s->first * sizeof *s->words : 0u;
         atomic_store_explicit(&ts->fast.item_base[k], items, memory_order_relaxed);
         atomic_store_explicit(&ts->fast.word_base[k], words, memory_order_relaxed);
+        if (s && s == one) one_items = items, one_words = words;
     }
-    const sp__span *one = p->mem.live == 1u ? top_span(p) : NULL;
-    uint32_t k = one ? one->rec : 0u;
-    atomic_store_explicit(&ts->fast.one_item_base, one ? atomic_load_explicit(&ts->fast.item_base[k], memory_order_relaxed) : 0u,
-                          memory_order_relaxed);
-    atomic_store_explicit(&ts->fast.one_word_base, one ? atomic_load_explicit(&ts->fast.word_base[k], memory_order_relaxed) : 0u,
-                          memory_order_relaxed);
+    atomic_store_explicit(&ts->fast.one_item_base, one_items, memory_order_relaxed);
+    atomic_store_explicit(&ts->fast.one_word_base, one_words, memory_order_relaxed);
     atomic_store_explicit(&ts->fast.one_span, one, memory_order_relaxed);
 }
 
