@@ -552,7 +552,10 @@ void sp__ts_routes_update(sp_pool *p) {
         uintptr_t words = s ? (uintptr_t)s->words - (uintptr_t)s->first * sizeof *s->words : 0u;
         atomic_store_explicit(&ts->fast.item_base[k], items, memory_order_relaxed);
         atomic_store_explicit(&ts->fast.word_base[k], words, memory_order_relaxed);
-        if (s && s == one) one_items = items, one_words = words;
+        if (s && s == one) {
+            one_items = items;
+            one_words = words;
+        }
     }
     atomic_store_explicit(&ts->fast.one_item_base, one_items, memory_order_relaxed);
     atomic_store_explicit(&ts->fast.one_word_base, one_words, memory_order_relaxed);
