@@ -159,13 +159,11 @@ static SP__NOINLINE void *acquire_full(sp_pool *p, const void *arg, bool force, 
     return item;
 }
 
-/* The word and member of slot index idx of span number k, from the fast view. */
-static inline _Atomic uint32_t *fast_word(const sp__ts_fast *f, uint32_t k, uint32_t idx) {
-    return (_Atomic uint32_t *)(atomic_load_explicit(&f->word_base[k], memory_order_relaxed) +
-                                (uintptr_t)idx * sizeof(uint32_t));
-}
-static inline void *fast_item(const sp_pool *p, const sp__ts_fast *f, uint32_t k, uint32_t idx) {
-    return (void *)(atomic_load_explicit(&f->item_base[k], memory_order_relaxed) + (uintptr_t)idx * p->hot.stride);
+/* The bases of slot index idx's span, from the fast view: the one span's, read before the index
+   is known, else those of its span number. */
+static inline uintptr_t view_base(const _Atomic uintptr_t *one, const _Atomic uintptr_t *by_rec, bool is_one,
+                                  uint32_t k) {
+    return atomic_load_explicit(is_one ? one : &by_rec[k], memory_order_relaxed);
 }
 
 /* The common acquisition, kept small: a member from the thread's loaded magazine, its word and
@@ -178,19 +176,12 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
     const sp__ts_fast *f = &p->ts->fast;
     sp__tcache *c = sp__ts_cache_found(f);
     if (SP__UNLIKELY(!c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
-    const sp__span *one = atomic_load_explicit(&f->one_span, memory_order_relaxed);
+    bool one = atomic_load_explicit(&f->one_span, memory_order_relaxed) != NULL;
     uint32_t idx = c->loaded->e[--c->loaded->n];
-    _Atomic uint32_t *w;
-    void *item;
-    if (SP__LIKELY(one != NULL)) {
-        w = (_Atomic uint32_t *)(atomic_load_explicit(&f->one_word_base, memory_order_relaxed) +
-                                 (uintptr_t)idx * sizeof(uint32_t));
-        item = (void *)(atomic_load_explicit(&f->one_item_base, memory_order_relaxed) + (uintptr_t)idx * p->hot.stride);
-    } else {
-        uint32_t k = rec_of(SP__REC_SHIFT(p), idx);
-        w = fast_word(f, k, idx);
-        item = fast_item(p, f, k, idx);
-    }
+    uint32_t k = SP__LIKELY(one) ? 0u : rec_of(SP__REC_SHIFT(p), idx);
+    _Atomic uint32_t *w = (_Atomic uint32_t *)(view_base(&f->one_word_base, f->word_base, one, k) +
+                                               (uintptr_t)idx * sizeof(uint32_t));
+    void *item = (void *)(view_base(&f->one_item_base, f->item_base, one, k) + (uintptr_t)idx * p->hot.stride);
     uint32_t leased = (atomic_load_explicit(w, memory_order_relaxed) & ~(uint32_t)SP__FLAGS_MASK) | SP__LEASED;
     atomic_store_explicit(w, leased, memory_order_release); /* (see acquire_full) */
     sp__ts_count(&c->acquired);
