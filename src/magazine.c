@@ -176,7 +176,7 @@ void *sp__ts_acquire(sp_pool *p, const void *arg, bool force, const char *file, 
     const sp__ts_fast *f = &p->ts->fast;
     sp__tcache *c = sp__ts_cache_found(f);
     if (SP__UNLIKELY(!c || c->loaded->n == 0)) return acquire_full(p, arg, force, file, line);
-    bool one = atomic_load_explicit(&f->one_span, memory_order_relaxed) != NULL;
+    bool one = atomic_load_explicit(&f->one_span, memory_order_acquire) != NULL; /* and its bases */
     uint32_t idx = c->loaded->e[--c->loaded->n];
     uint32_t k = SP__LIKELY(one) ? 0u : rec_of(SP__REC_SHIFT(p), idx);
     _Atomic uint32_t *w = (_Atomic uint32_t *)(view_base(&f->one_word_base, f->word_base, one, k) +

@@ -557,9 +557,15 @@ void sp__ts_routes_update(sp_pool *p) {
             one_words = words;
         }
     }
-    atomic_store_explicit(&ts->fast.one_item_base, one_items, memory_order_relaxed);
-    atomic_store_explicit(&ts->fast.one_word_base, one_words, memory_order_relaxed);
-    atomic_store_explicit(&ts->fast.one_span, one, memory_order_relaxed);
+    /* With several spans the bases stay those of the last one span: a thread that read that
+       span before the growth, and holds one of its slot indices, may read them after it. A new
+       one span's bases are stored before the span (release), which an acquisition loads with
+       acquire. */
+    if (one) {
+        atomic_store_explicit(&ts->fast.one_item_base, one_items, memory_order_relaxed);
+        atomic_store_explicit(&ts->fast.one_word_base, one_words, memory_order_relaxed);
+    }
+    atomic_store_explicit(&ts->fast.one_span, one, memory_order_release);
 }
 
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {

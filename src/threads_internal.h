@@ -68,7 +68,9 @@ typedef struct sp__ts_fast {
        thread holding a member or slot index of a later span got it after that span was
        published, so it reads NULL here, never a stale span. */
     _Atomic(const sp__span *) one_span;
-    _Atomic uintptr_t one_item_base, one_word_base; /* its record's item_base and word_base */
+    /* Its record's item_base and word_base; with several spans, still the last one span's
+       (never cleared: a thread may read the span before a growth and these after it). */
+    _Atomic uintptr_t one_item_base, one_word_base;
     _Atomic uintptr_t item_base[SP__SPAN_RECS];
     _Atomic uintptr_t word_base[SP__SPAN_RECS];
 } sp__ts_fast;

@@ -15,6 +15,7 @@
 
 #include "sp_internal.h"
 #include "threads.h"
+#include "threads_internal.h" /* the fast view, in the test of its one span */
 #include "testutil.h"
 #include "threads_util.h"
 
@@ -512,6 +513,76 @@ static void a_pool_of_one_span_or_several_releases_and_refuses_exactly(void **st
     sp_pool_destroy(other);
 }
 
+/* A pool of one span grows into several while another thread acquires and releases through
+   the one span's fast path: that thread may read the one span before the growth and the fast
+   view's bases after it, and must still get its own members (else a crash, or a member that is
+   not leased). Each pool grows once, a window of a few instructions: many pools, one thread on
+   them in turn, which leaves each (acknowledged) before it is destroyed. The window is seldom
+   hit (a thread preempted inside it), so the test also checks what makes it harmless: the fast
+   view keeps the one span's bases after the growth. */
+enum { SPAN_POOLS = 400, SPAN_GROWN_N = 2000 };
+
+typedef struct span_churner {
+    _Atomic(sp_pool *) pool; /* the pool to churn, NULL: leave it; stop: end */
+    atomic_int on, stop, wrong; /* on: pairs done on this pool, 0 once the thread has left it */
+} span_churner;
+
+static void *churn_one_member(void *v) {
+    span_churner *a = (span_churner *)v;
+    while (!atomic_load(&a->stop)) {
+        sp_pool *pool = atomic_load(&a->pool);
+        if (!pool) {
+            atomic_store(&a->on, 0); /* left it: its last call happened before this store */
+            continue;
+        }
+        member *m = (member *)sp_acquire(pool);
+        if (!m) continue;
+        m->hook_thread = 1; /* a member of the pool, or the test crashes here */
+        if (!sp_is_leased(pool, m) || sp_release(pool, m) != SP_OK) atomic_fetch_add(&a->wrong, 1);
+        atomic_fetch_add_explicit(&a->on, 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+static void a_pool_grows_under_a_thread_on_its_fast_path(void **state) {
+    (void)state;
+    log_reset();
+    member **held = (member **)calloc(SPAN_GROWN_N, sizeof *held);
+    assert_non_null(held);
+    span_churner a = {0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, churn_one_member, &a), 0);
+    int several = 0, failed = 0;
+    for (int r = 0; r < SPAN_POOLS; r++) {
+        sp_desc d = ts_desc("growing");
+        d.magazine_size = 64;
+        sp_pool *pool = sp_pool_create(&d);
+        if (!pool) {
+            failed++;
+            break;
+        }
+        atomic_store(&a.pool, pool);
+        while (atomic_load(&a.on) < 100) sched_yield(); /* on its fast path */
+        const sp__ts_fast *f = &pool->ts->fast;
+        uintptr_t items = atomic_load(&f->one_item_base), words = atomic_load(&f->one_word_base);
+        failed += atomic_load(&f->one_span) == NULL || !items || !words;
+        for (int i = 0; i < SPAN_GROWN_N; i++) held[i] = (member *)sp_acquire(pool);
+        several += atomic_load(&pool->mem.rec_count) > 1u && atomic_load(&f->one_span) == NULL;
+        failed += atomic_load(&f->one_item_base) != items || atomic_load(&f->one_word_base) != words;
+        atomic_store(&a.pool, NULL);
+        while (atomic_load(&a.on) != 0) sched_yield();
+        for (int i = 0; i < SPAN_GROWN_N; i++) failed += !held[i] || sp_release(pool, held[i]) != SP_OK;
+        sp_pool_destroy(pool);
+    }
+    atomic_store(&a.stop, 1);
+    pthread_join(t, NULL);
+    free(held);
+    assert_int_equal(failed, 0);
+    assert_int_equal(atomic_load(&a.wrong), 0);
+    assert_int_equal(several, SPAN_POOLS); /* each pool grew past one span */
+    assert_int_equal(atomic_load(&g_log.warnings) + atomic_load(&g_log.errors), 0);
+}
+
 static void pool_destroyed_before_or_after_its_threads_exit(void **state) {
     (void)state;
     log_reset();
@@ -558,6 +629,7 @@ int main(void) {
         cmocka_unit_test(resolve_racing_release_never_returns_another_life),
         cmocka_unit_test(thread_exit_returns_its_cached_members),
         cmocka_unit_test(a_pool_of_one_span_or_several_releases_and_refuses_exactly),
+        cmocka_unit_test(a_pool_grows_under_a_thread_on_its_fast_path),
         cmocka_unit_test(pool_destroyed_before_or_after_its_threads_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
