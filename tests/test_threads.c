@@ -549,7 +549,11 @@ static void a_pool_grows_under_a_thread_on_its_fast_path(void **state) {
     log_reset();
     member **held = (member **)calloc(SPAN_GROWN_N, sizeof *held);
     assert_non_null(held);
-    span_churner a = {0};
+    span_churner a; /* atomics initialised one by one: clang refuses {0} for an atomic pointer */
+    atomic_init(&a.pool, NULL);
+    atomic_init(&a.on, 0);
+    atomic_init(&a.stop, 0);
+    atomic_init(&a.wrong, 0);
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, churn_one_member, &a), 0);
     int several = 0, failed = 0;
