@@ -289,7 +289,7 @@ typedef struct sp__pool_owner {
     const sp_pool *(*member_of)(void *owner, const void *item);
 } sp__pool_owner;
 
-/* What the registry asks of a pool (pool.c and threads.c answer). */
+/* What the registry asks of a pool (pool.c and the thread-safe layer answer). */
 sp_pool *sp__pool_create_in(const sp_desc *desc, const sp__pool_owner *fns, void *owner,
                             const char *default_name);
 /* sp_restore into an owner (snapshot.c); sp__pool_discard destroys a restored pool quietly

@@ -2,9 +2,9 @@
 /* threads.h -- the thread-safe layer (SP_THREADS_SAFE) as the pool's files see it: the calls
    they hand a thread-safe pool to, and the windows in which the pool's own code runs on it.
    Its design is in docs/threads.md; its files are threads.c (lifecycle, each thread's table of
-   caches, windows, stats) and magazine.c (acquire, release, resolve); what they use of the
-   pool's internals is pool_internal.h. A pool without the mode never enters this layer: each
-   entry point tests `p->ts` once, on its general path. */
+   caches), threads_windows.c (windows, stats) and magazine.c (acquire, release, resolve); what
+   they use of the pool's internals is pool_internal.h. A pool without the mode never enters
+   this layer: each entry point tests `p->ts` once, on its general path. */
 #ifndef SP_THREADS_H
 #define SP_THREADS_H
 
@@ -22,7 +22,7 @@ void sp__ts_free(sp_pool *p);
 /* The fast paths' view of p's spans derived again: they came or went (sp__routes_update). */
 void sp__ts_routes_update(sp_pool *p);
 
-/* ---- windows: the calls that need quiescence ------------------------------------------------
+/* ---- windows: the calls that need quiescence (threads_windows.c) ----------------------------
    A window takes the pool's lock and gathers every thread's cached free members into the
    pool's stack, so that the pool's own code runs as for a plain pool; its end hands the free
    members back to the depot. */
@@ -50,6 +50,8 @@ sp_result sp__ts_release_in(sp_pool *p, sp__span *span, void *item);
 void *sp__ts_resolve(const sp_pool *p, sp_handle h);
 sp_handle sp__ts_handle_of(sp_pool *p, const void *item);
 bool sp__ts_is_leased(const sp_pool *p, const void *item, bool or_free);
+
+/* ---- the calls any thread may make that are not per member (threads_windows.c) ------------ */
 size_t sp__ts_prewarm(sp_pool *p, size_t n);
 void sp__ts_stats(const sp_pool *p, sp_stats *out);
 size_t sp__ts_leased(const sp_pool *p);

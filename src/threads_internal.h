@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Zlib */
-/* threads_internal.h -- what the thread-safe layer's two files share: magazines, each thread's
+/* threads_internal.h -- what the thread-safe layer's files share: magazines, each thread's
    cache of a pool, the layer's state in the pool, and each thread's table of its caches.
    docs/threads.md has the design. Private. */
 #ifndef SP_THREADS_INTERNAL_H
@@ -131,9 +131,11 @@ sp__tcache *sp__ts_cache_slow(sp_pool *p);
 sp__mag *sp__ts_mag_get(sp_pool *p);
 void sp__ts_mag_put_empty(sp_pool *p, sp__mag *m);
 void sp__ts_depot_visit(sp_pool *p, sp__tcache *c);
-void sp__ts_note_peak(sp_pool *p);
 void sp__ts_loose_push(sp_pool *p, uint32_t idx);
 bool sp__ts_orphans_collect(sp_pool *p);
+
+/* threads_windows.c: the peak leased, from the caches' counters (under the lock) */
+void sp__ts_note_peak(sp_pool *p);
 
 /* The calling thread's cache of the pool whose fast view is f, or NULL when it has none yet: its
    table's entry for the pool's slot, when the id matches. */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Zlib
 """spawnpool_model.py -- what a stopped program's pools, handles, dense pools and registries
 hold, read from their structures the way the library reads them (src/pool_internal.h,
-src/handles.c, src/stats.c, src/threads.c, src/dense_internal.h, src/registry.c).
+src/handles.c, src/stats.c, src/threads_windows.c, src/dense_internal.h, src/registry.c).
 
 Debugger-neutral: it reads through two small adapters that spawnpool_gdb.py (and any other
 debugger's glue) provides:
@@ -150,8 +150,8 @@ class Pool:
         return self.safe and self.ts.deref().f("window").u() > 0
 
     def stats(self):
-        """sp_stats_get's numbers, as a dict of its fields (stats.c; threads.c's sp__ts_stats for a
-        thread-safe pool outside a window: its caches' counters summed)."""
+        """sp_stats_get's numbers, as a dict of its fields (stats.c; threads_windows.c's
+        sp__ts_stats for a thread-safe pool outside a window: its caches' counters summed)."""
         mem, hot, c = self.mem, self.hot, self.v.f("counters")
         size, limbo = mem.f("size").u(), mem.f("limbo").u()
         disposed_leased = c.f("leased_disposed").u()
