@@ -266,6 +266,21 @@ static bool block_from_source(sp_pool *p, uint32_t cap, sp__block *block, size_t
     return false;
 }
 
+/* How far into a block committed whole its span starts. Blocks start at 64 KiB boundaries, so
+   spans at their starts would put the header, first words and first members of every small
+   pool in the same few cache sets, which a thread alternating between 8 pools already
+   overflows. Each span takes the next of SP__COLOURS offsets a cache line apart, so that pools
+   made one after another differ, within the block's slack beyond `bytes` (none for members
+   aligned beyond a line: that would waste more). */
+#define SP__COLOURS 16u
+static size_t span_colour(const sp_pool *p, const sp__block *block, size_t bytes, size_t page) {
+    static _Atomic uint32_t next; /* a relaxed count: any spread of colours will do */
+    if (!block->committed || page != 1u || block->size <= bytes || items_align(p) > 64u) return 0;
+    size_t slack = block->size - bytes, line = 64u;
+    size_t colour = (size_t)(atomic_fetch_add_explicit(&next, 1u, memory_order_relaxed) % SP__COLOURS) * line;
+    return colour <= slack ? colour : (slack / line) * line;
+}
+
 /* Memory for a span of record k: a block of the source, the allocator's range, or the fixed
    buffer. A new record of an unbounded pool takes what its block has room for. NULL, with a
    line, when there is none. */
@@ -275,14 +290,16 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
     sp__block block = {0};
     size_t page = 1u; /* the layout's area alignment: pages for a block committed as it fills */
     bool from_source = false;
+    size_t colour = 0;
     if (p->cfg.fixed) {
         block.base = p->mem.fixed_area;
         block.size = p->mem.fixed_area_size;
         block.committed = true;
     } else if (p->mem.source && !p->mem.source_failed && block_from_source(p, r->cap, &block, &page)) {
         from_source = true;
-        if (fresh && !p->cfg.max) { /* what the block holds, within the record's range */
-            uint32_t fill = cap_filling(p, r->cap, block.size, page);
+        colour = span_colour(p, &block, span_layout(p, r->cap, page, at), page);
+        if (fresh && !p->cfg.max) { /* what the block holds after its colour, within the record's range */
+            uint32_t fill = cap_filling(p, r->cap, block.size - colour, page);
             uint32_t room = k ? rec_range(SP__REC_SHIFT(p), k) : (uint32_t)1 << 24;
             if (room > SP__SLOT_LIMIT - r->first) room = SP__SLOT_LIMIT - r->first;
             r->cap = fill < room ? fill : room;
@@ -300,6 +317,7 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
     }
     if (k == 0 && fresh) atomic_store_explicit(&p->hot.rec_shift, sp__bitlen(r->cap - 1u), memory_order_relaxed); /* 2^shift >= cap: see rec_of */
     (void)span_layout(p, r->cap, page, at);
+    for (int a = 0; a < SP__AREAS; a++) at[a] += colour; /* offsets from block.base */
     if (!block.committed) { /* the header's page, now; the areas as the span fills */
         bool ok;
         SP__IN_ALLOCATOR(p, ok = sp__source_commit(p->mem.source, block.base, at[0]));
@@ -309,7 +327,7 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
             return NULL;
         }
     }
-    sp__span *s = (sp__span *)(void *)block.base;
+    sp__span *s = (sp__span *)(void *)(block.base + colour);
     memset(s, 0, sizeof *s);
     s->block = block;
     s->from_source = from_source;

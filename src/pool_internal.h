@@ -47,7 +47,8 @@ static inline uint32_t word_issued(uint32_t w) {
 
 /* ---- spans ------------------------------------------------------------------------------------
    A span is one block of memory holding `cap` members and their bookkeeping, laid out as
-   [span header][words][links (acquisition order)][debug records (SP_DEBUG)][members]. Its
+   [span header][words][links (acquisition order)][debug records (SP_DEBUG)][members], from the
+   block's start or a few cache lines into it (its colour: see span_colour). Its
    members have the slot indices first .. first + cap - 1. `count` of them have been built at
    least once since the span was made: their bookkeeping exists and release, resolve and
    iteration recognise them; the rest are memory only. A span never moves, and neither does its

@@ -114,10 +114,46 @@ static void warm_pool_never_calls_the_allocator_during_churn(void **state) {
     churn(SP_OVERFLOW_GROW, 300, 900, 300000, 10); /* warmed past its soft max */
 }
 
+/* Small pools made one after another start their spans at different cache lines of their
+   blocks (span colours: every block starts at a 64 KiB boundary), so that a thread going from
+   pool to pool does not find all their first members in one cache set. The first member each
+   pool hands out has the same slot in each, so its address within a page says its colour. */
+static void small_pools_made_in_turn_start_on_different_cache_lines(void **state) {
+    (void)state;
+    enum { POOLS = 16 };
+    for (int bounded = 0; bounded < 2; bounded++) {
+        sp_pool *pools[POOLS];
+        void *first[POOLS];
+        bool line_used[64] = {false};
+        int lines = 0;
+        size_t reserved = 0;
+        for (int i = 0; i < POOLS; i++) {
+            pools[i] = sp_pool_create(&(sp_desc){.item_size = 64, .max = bounded ? 24u : 0u});
+            assert_non_null(pools[i]);
+            first[i] = sp_acquire(pools[i]);
+            uintptr_t a = (uintptr_t)first[i];
+            assert_true(a != 0 && a % 64u == 0);
+            sp_stats s;
+            sp_stats_get(pools[i], &s);
+            reserved += s.bytes_reserved;
+            size_t line = (size_t)(a % 4096u) / 64u;
+            lines += !line_used[line];
+            line_used[line] = true;
+        }
+        /* Without virtual memory (SP_NO_VIRTUAL_MEMORY) spans are the allocator's: not coloured. */
+        if (reserved) assert_true(lines >= POOLS / 2);
+        for (int i = 0; i < POOLS; i++) {
+            assert_int_equal(sp_release(pools[i], first[i]), SP_OK);
+            sp_pool_destroy(pools[i]);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bytes_per_member_at_100k_is_at_most_aligned_size_plus_16),
         cmocka_unit_test(warm_pool_never_calls_the_allocator_during_churn),
+        cmocka_unit_test(small_pools_made_in_turn_start_on_different_cache_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
