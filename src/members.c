@@ -273,9 +273,9 @@ static bool block_from_source(sp_pool *p, uint32_t cap, sp__block *block, size_t
    made one after another differ, within the block's slack beyond `bytes` (none for members
    aligned beyond a line: that would waste more). */
 #define SP__COLOURS 16u
-static size_t span_colour(const sp_pool *p, const sp__block *block, size_t bytes, size_t page) {
+static size_t span_colour(const sp_pool *p, const sp__block *block, size_t bytes) {
     static _Atomic uint32_t next; /* a relaxed count: any spread of colours will do */
-    if (!block->committed || page != 1u || block->size <= bytes || items_align(p) > 64u) return 0;
+    if (!block->committed || block->size <= bytes || items_align(p) > 64u) return 0;
     size_t slack = block->size - bytes, line = 64u;
     size_t colour = (size_t)(atomic_fetch_add_explicit(&next, 1u, memory_order_relaxed) % SP__COLOURS) * line;
     return colour <= slack ? colour : (slack / line) * line;
@@ -297,8 +297,8 @@ static sp__span *span_memory(sp_pool *p, uint32_t k, bool fresh) {
         block.committed = true;
     } else if (p->mem.source && !p->mem.source_failed && block_from_source(p, r->cap, &block, &page)) {
         from_source = true;
-        colour = span_colour(p, &block, span_layout(p, r->cap, page, at), page);
-        if (fresh && !p->cfg.max) { /* what the block holds after its colour, within the record's range */
+        colour = span_colour(p, &block, span_layout(p, r->cap, page, at)); /* (small blocks: page 1) */
+        if (fresh && !p->cfg.max) { /* what the block holds after its colour, in the record's range */
             uint32_t fill = cap_filling(p, r->cap, block.size - colour, page);
             uint32_t room = k ? rec_range(SP__REC_SHIFT(p), k) : (uint32_t)1 << 24;
             if (room > SP__SLOT_LIMIT - r->first) room = SP__SLOT_LIMIT - r->first;
