@@ -27,6 +27,7 @@ void sp__routes_update(sp_pool *p) {
     p->hot.by_map = p->hot.plain_release && p->mem.live > 1u && !p->mem.source_failed
                         ? atomic_load_explicit(&p->mem.owners, memory_order_relaxed)
                         : NULL;
+    p->hot.near = p->hot.by_map ? sp__owner_near_of(p->hot.by_map, t->items) : 0u;
 }
 
 /* A callback that reads the pool as it is (priority, a snapshot's save or load) runs frozen:
@@ -391,7 +392,8 @@ sp_result sp_release(sp_pool *pool, void *item) {
     if (q < pool->hot.top_plain)
         idx = pool->hot.top_first + (uint32_t)q;
     else if (pool->hot.by_map)
-        idx = index_in_map(pool, pool->hot.by_map, (uintptr_t)item);
+        idx = index_in_span(pool, (const sp__span *)sp__owner_near_at(pool->hot.near, pool->hot.by_map, item),
+                            (uintptr_t)item);
     else
         return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
     if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx)))

@@ -19,7 +19,8 @@
    holding a member saw its span published (it got the member through the lock or its own
    synchronisation), so the answer is exact for it; for any other pointer the worst is SP__NIL. */
 static uint32_t ts_index_of(const sp_pool *p, const void *item, sp__span **span) {
-    sp__span *own = (sp__span *)(uintptr_t)own_span_by_map(p, item); /* (see sp__index_searched) */
+    sp__owner_near near = atomic_load_explicit(&p->ts->fast.near, memory_order_relaxed);
+    sp__span *own = (sp__span *)(uintptr_t)own_span_by_map(p, near, item); /* (see sp__index_searched) */
     if (own) {
         uint64_t q = member_number(p, (uintptr_t)own->items, (uintptr_t)item);
         *span = own;
@@ -347,7 +348,7 @@ static inline sp_result release_common(sp_pool *p, void *item, const sp__span *s
 sp_result sp__ts_release(sp_pool *p, void *item, const char *file, int line) {
     if (SP__UNLIKELY(p->ts->window > 0 || file || p->cfg.on_release || SP_DEBUG)) return release_full(p, item, file, line);
     const sp__span *s = atomic_load_explicit(&p->ts->fast.one_span, memory_order_relaxed);
-    if (!s) s = own_span_by_map(p, item);
+    if (!s) s = own_span_by_map(p, atomic_load_explicit(&p->ts->fast.near, memory_order_relaxed), item);
     if (SP__UNLIKELY(!s)) return release_full(p, item, file, line);
     return release_common(p, item, s);
 }

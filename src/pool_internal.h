@@ -135,6 +135,8 @@ typedef struct sp__hot {
     uintptr_t top_items;  /* the top span's member 0 */
     const sp__owner_map *by_map; /* a pool of several spans, all from the source, whose releases
                              may be plain: the source's map, through which they find their span */
+    sp__owner_near near;  /* by_map's shortcut to the chunk of the top span (others' spans are
+                             almost always in it too) */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
@@ -338,23 +340,22 @@ static inline const sp__span *span_by_map(const sp__owner_map *m, const void *a)
     return (const sp__span *)sp__owner_at(m, a);
 }
 
-/* The span of p's from the source that address a lies in, or NULL (the map is set once: a
-   thread-safe pool's other threads read it lock-free). */
-static inline const sp__span *own_span_by_map(const sp_pool *p, const void *a) {
-    const sp__span *s = span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
+/* The span of p's from the source that address a lies in, or NULL, through the shortcut near
+   (the map is set once: a thread-safe pool's other threads read it lock-free). */
+static inline const sp__span *own_span_by_map(const sp_pool *p, sp__owner_near near, const void *a) {
+    const sp__span *s = (const sp__span *)sp__owner_near_at(near, atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
     return s && s->pool == p ? s : NULL;
 }
 
-/* The slot index of the member starting at a, through the source's map of owners m (p's): SP__NIL
-   when a is not the start of a member of one of p's spans from the source. */
-static inline uint32_t index_in_map(const sp_pool *p, const sp__owner_map *m, uintptr_t a) {
-    const sp__span *s = span_by_map(m, (const void *)a);
+/* The slot index of the member starting at a in span s (the map's for a), or SP__NIL when s is
+   not p's or a is not the start of one of its members. */
+static inline uint32_t index_in_span(const sp_pool *p, const sp__span *s, uintptr_t a) {
     if (!s || s->pool != p) return SP__NIL;
     uint64_t q = member_number(p, (uintptr_t)s->items, a);
     return q < span_count(s) ? s->first + (uint32_t)q : SP__NIL;
 }
 static inline uint32_t index_by_map(const sp_pool *p, uintptr_t a) {
-    return index_in_map(p, atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
+    return index_in_span(p, span_by_map(atomic_load_explicit(&p->mem.owners, memory_order_acquire), (const void *)a), a);
 }
 
 /* The slot index of the member starting at item, or SP__NIL for anything that is not the start

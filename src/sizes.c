@@ -38,6 +38,7 @@ struct sp_sizes {
     sp_pool *pools[SP_SIZES_MAX_CLASSES];
     /* pointer -> class through the shared source */
     _Atomic(const sp__owner_map *) map; /* the shared source's, once a class took a span of it */
+    _Atomic sp__owner_near near; /* its shortcut to the chunk of the newest such span */
     /* pointer -> class elsewhere */
     sizes_range *ranges;
     size_t range_count, range_cap;
@@ -128,9 +129,16 @@ static SP__NOINLINE uint32_t class_by_range(const sp_sizes *s, const void *item)
     return cls;
 }
 
+/* The span of the shared source that item lies in, or NULL: through the set's shortcut when
+   item lies in its chunk (one load), else through the map. */
+static inline const sp__span *span_near(const sp_sizes *s, const void *item) {
+    return (const sp__span *)sp__owner_near_at(atomic_load_explicit(&s->near, memory_order_relaxed),
+                                               atomic_load_explicit(&s->map, memory_order_acquire), item);
+}
+
 /* The class whose spans item lies in, or SP__NIL (the class pool then checks the member). */
 static inline uint32_t class_of(const sp_sizes *s, const void *item) {
-    const sp__span *span = span_by_map(atomic_load_explicit(&s->map, memory_order_acquire), item);
+    const sp__span *span = span_near(s, item);
     uint32_t cls = span ? class_of_pool_in(s, span->pool) : SP__NIL;
     return SP__LIKELY(cls != SP__NIL) ? cls : class_by_range(s, item);
 }
@@ -178,8 +186,11 @@ static uint32_t class_of_pool(const sp_sizes *s, const sp_pool *pool) {
 static sp_result range_added(void *owner, sp_pool *pool, uintptr_t lo, uintptr_t hi) {
     sp_sizes *s = (sp_sizes *)owner;
     /* A span from the shared source: its map names the span from now on. */
-    if (pool->mem.source && !pool->mem.own_source && !atomic_load_explicit(&s->map, memory_order_relaxed))
-        atomic_store_explicit(&s->map, sp__source_map(pool->mem.source), memory_order_release);
+    if (pool->mem.source && !pool->mem.own_source) {
+        const sp__owner_map *m = sp__source_map(pool->mem.source);
+        if (!atomic_load_explicit(&s->map, memory_order_relaxed)) atomic_store_explicit(&s->map, m, memory_order_release);
+        atomic_store_explicit(&s->near, sp__owner_near_of(m, (const void *)lo), memory_order_relaxed);
+    }
     uint32_t cls = class_of_pool(s, pool);
     ranges_lock(s);
     if (s->range_count == s->range_cap) {
@@ -413,7 +424,7 @@ static SP__NOINLINE sp_result release_elsewhere(sp_sizes *sizes, void *item) {
 
 sp_result sp_sizes_release(sp_sizes *sizes, void *item) {
     if (SP__UNLIKELY(!sizes || !item)) return release_elsewhere(sizes, item);
-    const sp__span *span = span_by_map(atomic_load_explicit(&sizes->map, memory_order_acquire), item);
+    const sp__span *span = span_near(sizes, item);
     sp_pool *p = span ? span->pool : NULL;
     if (SP__UNLIKELY(!p || p->owner != sizes)) return release_elsewhere(sizes, item);
     return class_release(p, (sp__span *)(uintptr_t)span, item);

@@ -566,6 +566,9 @@ void sp__ts_routes_update(sp_pool *p) {
         atomic_store_explicit(&ts->fast.one_word_base, one_words, memory_order_relaxed);
     }
     atomic_store_explicit(&ts->fast.one_span, one, memory_order_release);
+    const sp__span *top = top_span(p);
+    sp__owner_near near = top ? sp__owner_near_of(atomic_load_explicit(&p->mem.owners, memory_order_relaxed), top->items) : 0u;
+    atomic_store_explicit(&ts->fast.near, near, memory_order_relaxed);
 }
 
 bool sp__ts_attach(sp_pool *p, const sp_desc *d) {

@@ -71,6 +71,10 @@ typedef struct sp__ts_fast {
     /* Its record's item_base and word_base; with several spans, still the last one span's
        (never cleared: a thread may read the span before a growth and these after it). */
     _Atomic uintptr_t one_item_base, one_word_base;
+    /* The shortcut into the source's map for the top span's chunk (sp__owner_near_at): a release
+       of a pool of several spans finds its span with one load. Read relaxed: a stale one names
+       another chunk, or a leaf that is still the map's, and the map's own path answers. */
+    _Atomic sp__owner_near near;
     _Atomic uintptr_t item_base[SP__SPAN_RECS];
     _Atomic uintptr_t word_base[SP__SPAN_RECS];
 } sp__ts_fast;

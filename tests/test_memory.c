@@ -17,6 +17,47 @@
 
 #include <stdlib.h>
 
+/* A pool's shortcut into the map of owners (one leaf, for the chunk of its top span) answers
+   exactly what the map answers, for every address: in its chunk (an owner or none), in another
+   chunk with a leaf or without, beyond the map's 48 bits, and with no shortcut at all. */
+static void the_chunk_shortcut_answers_as_the_map(void **state) {
+    (void)state;
+    if (UINTPTR_MAX <= UINT32_MAX) skip(); /* one chunk: nothing to take a shortcut past */
+    enum { LEAF = 1 << SP__MAP_BITS };
+    sp__owner_map *m = calloc(1, sizeof *m);
+    sp__owner_slot *near_leaf = calloc(LEAF, sizeof *near_leaf), *far_leaf = calloc(LEAF, sizeof *far_leaf);
+    assert_non_null(m);
+    assert_non_null(near_leaf);
+    assert_non_null(far_leaf);
+    const uint64_t c = 0x7f12u, far = c + 1u, bare = c + 2u; /* chunks: ours, another, no leaf */
+    atomic_store(&m->leaf[c], near_leaf);
+    atomic_store(&m->leaf[far], far_leaf);
+    int ours = 1, theirs = 2;
+    atomic_store(&near_leaf[5], (void *)&ours);
+    atomic_store(&far_leaf[5], (void *)&theirs);
+    const uint64_t seg = (uint64_t)5 << SP__SEGMENT_SHIFT;
+    const uint64_t probes[] = {
+        (c << 32) | seg,        (c << 32) | seg | 0x1234u, (c << 32),           (c << 32) | (seg * 2u),
+        (far << 32) | seg,      (far << 32),               (bare << 32) | seg,  (uint64_t)1 << 48,
+        ((uint64_t)1 << 48) | (c << 32) | seg, UINT64_MAX,  0u,                  seg,
+    };
+    sp__owner_near near = sp__owner_near_of(m, (const void *)(uintptr_t)((c << 32) | seg));
+    assert_true(near != 0u);
+    assert_int_equal(sp__owner_near_of(m, (const void *)(uintptr_t)(bare << 32)), 0u); /* no leaf */
+    assert_int_equal(sp__owner_near_of(NULL, (const void *)(uintptr_t)(c << 32)), 0u);
+    assert_int_equal(sp__owner_near_of(m, (const void *)(uintptr_t)((uint64_t)1 << 48)), 0u);
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        const void *a = (const void *)(uintptr_t)probes[i];
+        assert_ptr_equal(sp__owner_near_at(near, m, a), sp__owner_at(m, a));
+        assert_ptr_equal(sp__owner_near_at(0u, m, a), sp__owner_at(m, a));
+    }
+    assert_ptr_equal(sp__owner_near_at(near, m, (const void *)(uintptr_t)((c << 32) | seg | 8u)), &ours);
+    assert_ptr_equal(sp__owner_near_at(near, m, (const void *)(uintptr_t)((far << 32) | seg)), &theirs);
+    free(far_leaf);
+    free(near_leaf);
+    free(m);
+}
+
 static void check_bytes_per_member(size_t item, size_t aligned, bool fallback) {
     enum { N = 100000 };
     test_alloc ta = {0};
@@ -154,6 +195,7 @@ int main(void) {
         cmocka_unit_test(bytes_per_member_at_100k_is_at_most_aligned_size_plus_16),
         cmocka_unit_test(warm_pool_never_calls_the_allocator_during_churn),
         cmocka_unit_test(small_pools_made_in_turn_start_on_different_cache_lines),
+        cmocka_unit_test(the_chunk_shortcut_answers_as_the_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
