@@ -392,8 +392,7 @@ sp_result sp_release(sp_pool *pool, void *item) {
     if (q < pool->hot.top_plain)
         idx = pool->hot.top_first + (uint32_t)q;
     else if (pool->hot.by_map)
-        idx = index_in_span(pool, (const sp__span *)sp__owner_near_at(pool->hot.near, pool->hot.by_map, item),
-                            (uintptr_t)item);
+        idx = index_in_span(pool, span_by_near(pool->hot.near, pool->hot.by_map, item), (uintptr_t)item);
     else
         return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
     if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx)))

@@ -339,11 +339,15 @@ static inline uint64_t member_number(const sp_pool *p, uintptr_t base, uintptr_t
 static inline const sp__span *span_by_map(const sp__owner_map *m, const void *a) {
     return (const sp__span *)sp__owner_at(m, a);
 }
+/* The same, through a shortcut to one chunk of the map (one load for an address in it). */
+static inline const sp__span *span_by_near(sp__owner_near near, const sp__owner_map *m, const void *a) {
+    return (const sp__span *)sp__owner_near_at(near, m, a);
+}
 
 /* The span of p's from the source that address a lies in, or NULL, through the shortcut near
    (the map is set once: a thread-safe pool's other threads read it lock-free). */
 static inline const sp__span *own_span_by_map(const sp_pool *p, sp__owner_near near, const void *a) {
-    const sp__span *s = (const sp__span *)sp__owner_near_at(near, atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
+    const sp__span *s = span_by_near(near, atomic_load_explicit(&p->mem.owners, memory_order_acquire), a);
     return s && s->pool == p ? s : NULL;
 }
 

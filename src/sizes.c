@@ -132,8 +132,8 @@ static SP__NOINLINE uint32_t class_by_range(const sp_sizes *s, const void *item)
 /* The span of the shared source that item lies in, or NULL: through the set's shortcut when
    item lies in its chunk (one load), else through the map. */
 static inline const sp__span *span_near(const sp_sizes *s, const void *item) {
-    return (const sp__span *)sp__owner_near_at(atomic_load_explicit(&s->near, memory_order_relaxed),
-                                               atomic_load_explicit(&s->map, memory_order_acquire), item);
+    return span_by_near(atomic_load_explicit(&s->near, memory_order_relaxed),
+                        atomic_load_explicit(&s->map, memory_order_acquire), item);
 }
 
 /* The class whose spans item lies in, or SP__NIL (the class pool then checks the member). */

@@ -405,8 +405,7 @@ void sp__source_set_owner(sp__source *s, const sp__block *b, void *owner) {
     for (size_t off = 0; off < b->size; off += SP__SEGMENT) {
         uint64_t a = (uint64_t)(uintptr_t)(b->base + off);
         sp__owner_slot *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_relaxed);
-        atomic_store_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)], owner,
-                              memory_order_release);
+        atomic_store_explicit(&leaf[sp__leaf_index(a)], owner, memory_order_release);
     }
 }
 

@@ -55,6 +55,11 @@ typedef struct sp__owner_map {
     _Atomic(sp__owner_slot *) leaf[(size_t)1 << SP__MAP_BITS];
 } sp__owner_map;
 
+/* Address a's segment within its chunk's leaf (address bits 16 to 31). */
+static inline size_t sp__leaf_index(uint64_t a) {
+    return (size_t)((a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u));
+}
+
 /* The owner of the block that address p lies in, or NULL (no block, a free one, no owner, or
    not an address of the source): lock-free. */
 static inline void *sp__owner_at(const sp__owner_map *m, const void *p) {
@@ -62,8 +67,7 @@ static inline void *sp__owner_at(const sp__owner_map *m, const void *p) {
     if (!m || (a >> (32u + SP__MAP_BITS)) != 0) return NULL;
     sp__owner_slot *leaf = atomic_load_explicit(&m->leaf[a >> 32], memory_order_acquire);
     if (!leaf) return NULL;
-    return atomic_load_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)],
-                                memory_order_acquire);
+    return atomic_load_explicit(&leaf[sp__leaf_index(a)], memory_order_acquire);
 }
 
 /* A shortcut into a map for the addresses of one 4 GiB chunk (where a pool's spans lie): that
@@ -86,8 +90,7 @@ static inline void *sp__owner_near_at(sp__owner_near near, const sp__owner_map *
     uint64_t a = (uint64_t)(uintptr_t)p;
     if (near && (a >> 32) == (near >> 48)) {
         sp__owner_slot *leaf = (sp__owner_slot *)(uintptr_t)(near & SP__NEAR_LEAF_MASK);
-        return atomic_load_explicit(&leaf[(a >> SP__SEGMENT_SHIFT) & (((uint64_t)1 << SP__MAP_BITS) - 1u)],
-                                    memory_order_acquire);
+        return atomic_load_explicit(&leaf[sp__leaf_index(a)], memory_order_acquire);
     }
     return sp__owner_at(m, p);
 }
