@@ -35,6 +35,17 @@ typedef struct bench_impl {
     sp_pool *(*pool)(void *state);
 } bench_impl;
 
+/* spawnpool's own pair, for the rows whose acquire and release are sp_acquire and sp_release on
+   the pool in their state: the timing loops call these through pointers of their own types, as
+   they call a floor's functions, so that the wrapper's jump is not counted as the pool's. */
+typedef struct bench_pool_pair {
+    void *(*acquire)(sp_pool *pool);
+    sp_result (*release)(sp_pool *pool, void *item);
+} bench_pool_pair;
+
+/* impl's pool pair, or NULL when its rows call anything else (a peer, a floor, handles). */
+const bench_pool_pair *bench_impl_pool_pair(const bench_impl *impl);
+
 /* The implementations the generic workloads run, in report order. */
 const bench_impl *const *bench_impls(size_t *count);
 

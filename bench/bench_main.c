@@ -127,6 +127,7 @@ static void *xcalloc(size_t count, size_t size) {
 
 typedef struct cell {
     const bench_impl *impl;
+    const bench_pool_pair *pair; /* bench_impl_pool_pair(impl) */
     void *state;
     size_t n, item_size;
     void **live;
@@ -192,40 +193,64 @@ static void cell_drain(cell *c) {
         if (c->live[i] != NULL) c->impl->release(c->state, c->live[i]);
 }
 
+/* The timing loops call an implementation through pointers to its own functions: spawnpool's
+   rows sp_acquire and sp_release (bench_impl's pool_acquire, pool_release), every other row its
+   generic pair. Each loop is written once, for `typed` a constant: its segment function below
+   makes one copy of it for each. */
+#define BENCH_ACQUIRE(typed, impl, st) ((typed) ? (void *)(impl)->pool_acquire(st) : (impl)->acquire(st))
+#define BENCH_RELEASE(typed, impl, st, item) \
+    ((typed) ? (void)(impl)->pool_release((st), (item)) : (impl)->release((st), (item)))
+
+/* The timing loops call each implementation through pointers to its own functions:
+   spawnpool's plain rows sp_acquire and sp_release (c->pair), every other row its bench_impl
+   pair. Each loop is written once, for `typed` a constant: its segment function makes one
+   copy of it for each. */
+typedef struct cell_calls {
+    void *(*acquire)(void *);
+    void (*release)(void *, void *);
+    void *(*pool_acquire)(sp_pool *);
+    sp_result (*pool_release)(sp_pool *, void *);
+} cell_calls;
+static inline cell_calls cell_calls_of(const cell *c) {
+    return (cell_calls){c->impl->acquire, c->impl->release, c->pair ? c->pair->acquire : NULL,
+                        c->pair ? c->pair->release : NULL};
+}
+#define CELL_ACQUIRE(f, typed, st) ((typed) ? (f).pool_acquire(st) : (f).acquire(st))
+#define CELL_RELEASE(f, typed, st, item) ((typed) ? (void)(f).pool_release((st), (item)) : (f).release((st), (item)))
+
 /* LIFO bursts: acquire n, release them newest first. The pool is empty between bursts. */
-static size_t lifo_segment(cell *c, size_t ops) {
-    void *(*acquire)(void *) = c->impl->acquire;
-    void (*release)(void *, void *) = c->impl->release;
+static inline __attribute__((always_inline)) size_t lifo_run(cell *c, size_t ops, bool typed) {
+    const cell_calls f = cell_calls_of(c);
     void *st = c->state;
     void **live = c->live;
     size_t n = c->n, rounds = ops / n ? ops / n : 1;
     for (size_t r = 0; r < rounds; r++) {
         for (size_t i = 0; i < n; i++) {
-            uint64_t *p = acquire(st);
+            uint64_t *p = CELL_ACQUIRE(f, typed, st);
             if (p == NULL) {
                 cell_fail(c, "lifo");
-                for (size_t k = i; k-- > 0;) release(st, live[k]);
+                for (size_t k = i; k-- > 0;) CELL_RELEASE(f, typed, st, live[k]);
                 return 1;
             }
             *p = i;
             live[i] = p;
         }
-        for (size_t i = n; i-- > 0;) release(st, live[i]);
+        for (size_t i = n; i-- > 0;) CELL_RELEASE(f, typed, st, live[i]);
     }
     return rounds * n;
 }
+static size_t lifo_segment(cell *c, size_t ops) { return c->pair ? lifo_run(c, ops, true) : lifo_run(c, ops, false); }
 
 /* Random churn at n live: release a random live object, acquire its replacement. */
-static size_t churn_segment(cell *c, size_t ops) {
-    void *(*acquire)(void *) = c->impl->acquire;
-    void (*release)(void *, void *) = c->impl->release;
+static inline __attribute__((always_inline)) size_t churn_run(cell *c, size_t ops, bool typed) {
+    const cell_calls f = cell_calls_of(c);
     void *st = c->state;
     void **live = c->live;
     size_t n = c->n;
     for (size_t i = 0; i < ops; i++) {
         size_t k = rng_below(&c->rng, n);
-        release(st, live[k]);
-        uint64_t *p = acquire(st);
+        CELL_RELEASE(f, typed, st, live[k]);
+        uint64_t *p = CELL_ACQUIRE(f, typed, st);
         live[k] = p;
         if (p == NULL) {
             cell_fail(c, "churn");
@@ -235,17 +260,17 @@ static size_t churn_segment(cell *c, size_t ops) {
     }
     return ops;
 }
+static size_t churn_segment(cell *c, size_t ops) { return c->pair ? churn_run(c, ops, true) : churn_run(c, ops, false); }
 
 /* FIFO at n live: release the oldest, acquire a replacement (a ring of live objects). */
-static size_t fifo_segment(cell *c, size_t ops) {
-    void *(*acquire)(void *) = c->impl->acquire;
-    void (*release)(void *, void *) = c->impl->release;
+static inline __attribute__((always_inline)) size_t fifo_run(cell *c, size_t ops, bool typed) {
+    const cell_calls f = cell_calls_of(c);
     void *st = c->state;
     void **live = c->live;
     size_t n = c->n, head = c->head;
     for (size_t i = 0; i < ops; i++) {
-        release(st, live[head]);
-        uint64_t *p = acquire(st);
+        CELL_RELEASE(f, typed, st, live[head]);
+        uint64_t *p = CELL_ACQUIRE(f, typed, st);
         live[head] = p;
         if (p == NULL) {
             cell_fail(c, "fifo");
@@ -257,6 +282,7 @@ static size_t fifo_segment(cell *c, size_t ops) {
     c->head = head;
     return ops;
 }
+static size_t fifo_segment(cell *c, size_t ops) { return c->pair ? fifo_run(c, ops, true) : fifo_run(c, ops, false); }
 
 static bool particle_update(void *item, void *user) {
     particle *p = item;
@@ -350,6 +376,7 @@ static void run_generic(const generic_workload *w, size_t n, size_t item_size,
         if (!impl_selected(impls[i]->name) || bench_list_has(w->skip, impls[i]->name)) continue;
         cell *c = &cells[count];
         c->impl = impls[i];
+        c->pair = bench_impl_pool_pair(impls[i]);
         c->n = n;
         c->item_size = item_size;
         c->rng = 0x5EED5EEDu + n;

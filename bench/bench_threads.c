@@ -275,6 +275,13 @@ static const char *const tb_order[] = {
     "boost_singleton", "gslice", "glibc", "mimalloc", "tcmalloc",
 };
 
+/* The pool's own pair for the two spawnpool rows, as bench_impl_pool_pair gives it for the
+   generic workloads' (see bench.h), else NULL. */
+static const bench_pool_pair *tb_pool_pair(const bench_impl *impl) {
+    static const bench_pool_pair pair = {sp_acquire, sp_release};
+    return impl->acquire == pool_acquire && impl->release == pool_release ? &pair : NULL;
+}
+
 static const bench_impl *tb_find(const char *name) {
 #if TB_HAVE_TS
     if (strcmp(name, impl_ts.name) == 0) return &impl_ts;
@@ -323,6 +330,7 @@ typedef enum tb_kind { KIND_LOCAL, KIND_CROSS, KIND_MIXED } tb_kind;
 
 typedef struct tb_cell {
     const bench_impl *impl;
+    const bench_pool_pair *pair; /* tb_pool_pair(impl) */
     void *state;
     double *samples;
     double *cores;  /* per repeat: CPU time of the threads over the wall time */
@@ -398,11 +406,18 @@ static void tb_fail(tb_cell *c, const char *what) {
                 what);
 }
 
+/* A worker calls each implementation through pointers to its own functions: the spawnpool
+   rows sp_acquire and sp_release (c->pair), the others their bench_impl pair; `typed` is a
+   constant in each copy of the loop below. */
+#define TB_ACQUIRE(c, typed) ((typed) ? (c)->pair->acquire((c)->state) : (c)->impl->acquire((c)->state))
+#define TB_RELEASE(c, typed, item) \
+    ((typed) ? (void)(c)->pair->release((c)->state, (item)) : (c)->impl->release((c)->state, (item)))
+
 /* One local pair: release a random member of the working set, acquire its replacement. */
-static inline void local_pair(uint64_t *rng, tb_cell *c, void **live, size_t i) {
+static inline void local_pair(uint64_t *rng, tb_cell *c, void **live, size_t i, bool typed) {
     size_t k = (size_t)(((tb_rng(rng) >> 32) * WORKING) >> 32);
-    if (live[k] != NULL) c->impl->release(c->state, live[k]);
-    uint64_t *p = c->impl->acquire(c->state);
+    if (live[k] != NULL) TB_RELEASE(c, typed, live[k]);
+    uint64_t *p = TB_ACQUIRE(c, typed);
     live[k] = p;
     if (p == NULL) tb_fail(c, "threads_local");
     else *p = i;
@@ -412,7 +427,8 @@ static inline void local_pair(uint64_t *rng, tb_cell *c, void **live, size_t i) 
    (a burst of BURST at a time when there are no local pairs: threads_cross), and as many
    releases of what the previous thread hands over. NULLs from a failed acquisition are handed
    on too, so the counts still meet and no thread waits for ever. */
-static void run_segment(tb_worker *w, tb_cell *c, size_t local, size_t handoffs) {
+static inline __attribute__((always_inline)) void run_segment_in(tb_worker *w, tb_cell *c, size_t local,
+                                                                  size_t handoffs, bool typed) {
     tb_team *t = w->team;
     tb_queue *in = &t->queues[w->index], *out = &t->queues[(w->index + 1) % t->threads];
     void **live = w->live[t->cell_index];
@@ -421,7 +437,7 @@ static void run_segment(tb_worker *w, tb_cell *c, size_t local, size_t handoffs)
     while (done < local || sent < handoffs || received < handoffs) {
         bool progress = false;
         if (done < local) {
-            local_pair(&rng, c, live, done++);
+            local_pair(&rng, c, live, done++, typed);
             progress = true;
         }
         /* Hand-offs due: a burst of BURST at a time without local pairs, else bursts of
@@ -434,7 +450,7 @@ static void run_segment(tb_worker *w, tb_cell *c, size_t local, size_t handoffs)
         if (room > 0) {
             size_t tail = atomic_load_explicit(&out->tail, memory_order_relaxed);
             for (size_t i = 0; i < room; i++) {
-                uint64_t *p = c->impl->acquire(c->state);
+                uint64_t *p = TB_ACQUIRE(c, typed);
                 if (p == NULL) tb_fail(c, "a hand-off");
                 else *p = sent + i;
                 out->slot[(tail + i) & (QUEUE_CAP - 1)] = p;
@@ -448,7 +464,7 @@ static void run_segment(tb_worker *w, tb_cell *c, size_t local, size_t handoffs)
             size_t head = atomic_load_explicit(&in->head, memory_order_relaxed);
             for (size_t i = 0; i < ready; i++) {
                 void *item = in->slot[(head + i) & (QUEUE_CAP - 1)];
-                if (item != NULL) c->impl->release(c->state, item);
+                if (item != NULL) TB_RELEASE(c, typed, item);
             }
             atomic_store_explicit(&in->head, head + ready, memory_order_release);
             received += ready;
@@ -457,6 +473,12 @@ static void run_segment(tb_worker *w, tb_cell *c, size_t local, size_t handoffs)
         if (!progress) sched_yield(); /* the other end is not running: let it */
     }
     w->rng = rng;
+}
+static void run_segment(tb_worker *w, tb_cell *c, size_t local, size_t handoffs) {
+    if (c->pair)
+        run_segment_in(w, c, local, handoffs, true);
+    else
+        run_segment_in(w, c, local, handoffs, false);
 }
 
 static void *worker_main(void *arg) {
@@ -571,6 +593,7 @@ static int run_count(const char *workload, tb_kind kind, size_t threads, size_t 
         if (single && threads > 1) continue; /* the one-thread references */
         tb_cell *c = &cells[count];
         c->impl = impl;
+        c->pair = tb_pool_pair(impl);
         /* checked_side has no growth: a chunk of members enough for one thread's workload */
         if (!impl->open(&c->state, ITEM, strcmp(impl->name, "checked_side") == 0 ? 1u << 16 : 0u)) continue;
         c->samples = calloc(repeats, sizeof *c->samples);
