@@ -21,7 +21,7 @@ void sp__routes_update(sp_pool *p) {
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;
     p->hot.plain_release = t && !divert && !p->cfg.on_release;
     p->hot.top_first = t ? t->first : 0u;
-    p->hot.top_rec = t ? t->rec : 0u;
+    p->hot.one_base = t && p->mem.live == 1u ? p->hot.span_base[t->rec] : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
     p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
     p->hot.by_map = p->hot.plain_release && p->mem.live > 1u && !p->mem.source_failed

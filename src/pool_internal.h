@@ -128,7 +128,6 @@ typedef struct sp__hot {
                              acquisition takes the general path */
     uint32_t peak_top;    /* leased reaches a new peak when free_top goes below this */
     uint32_t top_first;   /* the top span's first slot index */
-    uint32_t top_rec;     /* the top span's record */
     uint32_t top_plain;   /* a pool of one span: its count when its releases may be plain, else 0 */
     bool plain_release;   /* releases may be plain (see sp__routes_update) */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
@@ -137,6 +136,8 @@ typedef struct sp__hot {
                              may be plain: the source's map, through which they find their span */
     sp__owner_near near;  /* by_map's shortcut to the chunk of the top span (others' spans are
                              almost always in it too) */
+    uintptr_t one_base;   /* a pool of one span: its span_base (below), read with the pool's
+                             other hot fields; 0 with several spans, or none */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
@@ -574,8 +575,9 @@ static inline void *sp__acquire_plain(sp_pool *p, uint32_t idx) {
     leased_from_stack(p);
     plain_set(p, idx);
     /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
-    uint32_t k = SP__LIKELY(p->mem.live == 1u) ? p->hot.top_rec : rec_of(SP__REC_SHIFT(p), idx);
-    void *item = (void *)(p->hot.span_base[k] + (uintptr_t)idx * p->hot.stride);
+    uintptr_t base = p->hot.one_base;
+    if (!base) base = p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)];
+    void *item = (void *)(base + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
     DBG_SITE_CLEAR(p, idx);
     return item;
