@@ -211,10 +211,21 @@ static bool plain_reserve(sp_pool *p, uint32_t end) {
     if (p->ts || end <= p->mem.plain_cap) return true;
     size_t slots = round_up(grown_count(p, p->mem.plain_cap, end), 64u);
     size_t bytes = p->hot.plain ? plain_map_bytes(p->mem.plain_cap) : 0u;
-    void *a = p->hot.plain;
-    if (!array_grow(p, &a, &bytes, plain_map_bytes(slots), bytes, "the map of plain leases")) return false;
+    unsigned char *old = p->hot.plain;
+    bool to_bits = plain_in_bits(slots) && !p->hot.plain_bits && old;
+    void *a = to_bits ? NULL : old;
+    size_t had = to_bits ? 0u : bytes;
+    if (!array_grow(p, &a, &had, plain_map_bytes(slots), had, "the map of plain leases")) return false;
+    if (to_bits) { /* from a byte a slot: the members leased plainly get their bit */
+        unsigned char *bits = (unsigned char *)a;
+        for (uint32_t i = 0; i < p->mem.plain_cap; i++)
+            if (old[i]) bits[i / 8u] |= (unsigned char)(1u << (i % 8u));
+        pool_free(p, old, bytes);
+        p->mem.bytes -= bytes;
+    }
     p->hot.plain = (unsigned char *)a;
     p->mem.plain_cap = (uint32_t)slots;
+    p->hot.plain_bits = plain_in_bits(slots);
     return true;
 }
 

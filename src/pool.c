@@ -279,6 +279,7 @@ static sp_pool *fixed_create(const sp_desc *desc, const sp__layout *l, const cha
     p->mem.stack_cap = (uint32_t)cap;
     p->hot.plain = (unsigned char *)f.plain;
     p->mem.plain_cap = (uint32_t)round_up(cap, 64u);
+    p->hot.plain_bits = plain_in_bits(p->mem.plain_cap);
     memset(p->hot.plain, 0, plain_map_bytes(p->mem.plain_cap));
     p->mem.fixed_area = (unsigned char *)f.span;
     p->mem.fixed_area_size = end - f.span;

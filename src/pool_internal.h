@@ -130,6 +130,7 @@ typedef struct sp__hot {
     uint32_t top_first;   /* the top span's first slot index */
     uint32_t top_plain;   /* a pool of one span: its count when its releases may be plain, else 0 */
     bool plain_release;   /* releases may be plain (see sp__routes_update) */
+    bool plain_bits;      /* the plain map has a bit a slot, not a byte: plain_in_bits(plain_cap) */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
     uintptr_t top_items;  /* the top span's member 0 */
     const sp__owner_map *by_map; /* a pool of several spans, all from the source, whose releases
@@ -374,17 +375,40 @@ static inline uint32_t index_of(const sp_pool *p, const void *item) {
     return p->mem.live > 1u ? sp__index_searched(p, (uintptr_t)item) : SP__NIL;
 }
 
-/* ---- the plain map: a byte a member, set while it is leased plainly ----------------------
-   A byte, not a bit: the plain paths store and compare it, where a bit takes a read, a shift
-   and a write back. Of the two floors that model these layouts (checked_plan, a bit, and
-   checked_plan_byte in `make bench`), the bit was slower at LIFO and FIFO and faster only at
-   random churn over a million small members, where its map stays in cache. */
-static inline size_t plain_map_bytes(size_t slots) { return slots; }
-static inline bool plain_test(const sp_pool *p, uint32_t idx) { return idx < p->mem.plain_cap && p->hot.plain[idx] != 0; }
-static inline void plain_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 1u; }
-static inline void plain_clear(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 0u; }
+/* ---- the plain map: set while a member is leased plainly --------------------------------
+   A byte a member in a pool of up to SP__PLAIN_BITS_FROM slots, a bit above. The byte's store
+   and compare are the cheaper pair while the map stays in cache; a large pool's byte map does
+   not (a million members: 1 MiB against 128 KiB of bits), and under random churn its miss costs
+   more than the bit's read and write back (measured in `make bench`: checked_plan_byte and
+   checked_plan, the two floors). Which one a map is follows from its slots (plain_cap) alone;
+   hot.plain_bits says it on the plain paths' line. */
+#define SP__PLAIN_BITS_FROM (1u << 17)
+static inline bool plain_in_bits(size_t slots) { return slots > SP__PLAIN_BITS_FROM; }
+static inline size_t plain_map_bytes(size_t slots) { return plain_in_bits(slots) ? (slots + 7u) / 8u : slots; }
+static inline bool plain_test(const sp_pool *p, uint32_t idx) {
+    if (idx >= p->mem.plain_cap) return false;
+    return p->hot.plain_bits ? (p->hot.plain[idx / 8u] >> (idx % 8u)) & 1u : p->hot.plain[idx] != 0;
+}
+static inline void plain_set(sp_pool *p, uint32_t idx) {
+    if (SP__UNLIKELY(p->hot.plain_bits))
+        p->hot.plain[idx / 8u] |= (unsigned char)(1u << (idx % 8u));
+    else
+        p->hot.plain[idx] = 1u;
+}
+static inline void plain_clear(sp_pool *p, uint32_t idx) {
+    if (SP__UNLIKELY(p->hot.plain_bits))
+        p->hot.plain[idx / 8u] &= (unsigned char)~(1u << (idx % 8u));
+    else
+        p->hot.plain[idx] = 0u;
+}
 /* The plain release's test and clear: false when idx is not leased plainly. */
 static inline bool plain_take(sp_pool *p, uint32_t idx) {
+    if (SP__UNLIKELY(p->hot.plain_bits)) {
+        unsigned char *b = &p->hot.plain[idx / 8u], bit = (unsigned char)(1u << (idx % 8u));
+        if (!(*b & bit)) return false;
+        *b &= (unsigned char)~bit;
+        return true;
+    }
     if (p->hot.plain[idx] == 0) return false;
     p->hot.plain[idx] = 0u;
     return true;

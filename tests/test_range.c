@@ -134,6 +134,63 @@ static void a_pool_of_several_spans_releases_and_refuses_in_every_span(void **st
     sp_pool_destroy(p);
 }
 
+/* A pool's plain map is a byte a slot up to 2^17 slots and a bit above (SP__PLAIN_BITS_FROM):
+   one grown past it while its members are leased plainly converts its map, and every lease,
+   release, double release and free member stays what it was; a fixed buffer that large has the
+   bits from the start. */
+static void check_large(sp_pool *p, unsigned char **m, size_t n, test_log *log) {
+    sp_stats s;
+    for (size_t i = 0; i < n; i += 2) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    for (size_t i = 0; i < n; i += 2) {
+        assert_false(sp_is_leased(p, m[i]));
+        assert_true(sp_is_leased(p, m[i + 1]));
+    }
+    for (size_t i = 0; i < n; i += 998) { /* double releases, below and above 2^17 */
+        log->last_message[0] = '\0';
+        assert_int_equal(sp_release(p, m[i]), SP_ERR_NOT_LEASED);
+        assert_true(test_log_last_has(log, "not leased"));
+    }
+    sp_stats_get(p, &s);
+    assert_int_equal(s.leased, n / 2);
+    assert_true(sp__pool_check(p));
+    for (size_t i = 1; i < n; i += 2) assert_int_equal(sp_release(p, m[i]), SP_OK);
+    assert_int_equal(sp_release(p, m[n - 1]), SP_ERR_NOT_LEASED);
+    sp_stats_get(p, &s);
+    assert_int_equal(s.leased, 0);
+    assert_true(sp__pool_check(p));
+}
+
+static void a_large_pool_keeps_its_plain_leases_in_a_map_of_bits(void **state) {
+    (void)state;
+    enum { N = (1 << 17) + 4096 }; /* even */
+    test_log log;
+    unsigned char **m = malloc(N * sizeof *m);
+    assert_non_null(m);
+    sp_desc d = {.name = "large", .item_size = 16, .logger = test_log_make(&log)};
+    sp_pool *p = sp_pool_create(&d);
+    assert_non_null(p);
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    assert_true(sp__pool_check(p));
+    check_large(p, m, N, &log);
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p)); /* the same members again */
+    check_large(p, m, N, &log);
+    sp_pool_destroy(p);
+
+    d.max = N;
+    size_t size = sp_buffer_size(&d, N);
+    void *buf = malloc(size);
+    assert_non_null(buf);
+    d.buffer = buf;
+    d.buffer_size = size;
+    assert_non_null(p = sp_pool_create(&d));
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    assert_null(sp_acquire(p)); /* full */
+    check_large(p, m, N, &log);
+    sp_pool_destroy(p);
+    free(buf);
+    free(m);
+}
+
 static void a_pointer_into_the_uncommitted_part_is_refused_unread(void **state) {
     (void)state;
     test_env env;
@@ -387,6 +444,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(members_never_move_and_share_one_range),
         cmocka_unit_test(a_pool_of_several_spans_releases_and_refuses_in_every_span),
+        cmocka_unit_test(a_large_pool_keeps_its_plain_leases_in_a_map_of_bits),
         cmocka_unit_test(a_pointer_into_the_uncommitted_part_is_refused_unread),
         cmocka_unit_test(trim_decommits_the_pages_above_the_highest_built_member),
         cmocka_unit_test(a_failed_reservation_falls_back_with_one_info_line),
