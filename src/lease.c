@@ -21,9 +21,11 @@ void sp__routes_update(sp_pool *p) {
     p->hot.plain_floor = !divert && !p->cfg.on_acquire ? 0u : UINT32_MAX;
     p->hot.plain_release = t && !divert && !p->cfg.on_release;
     p->hot.top_first = t ? t->first : 0u;
-    p->hot.one_base = t && p->mem.live == 1u ? p->hot.span_base[t->rec] : 0u;
+    bool one = p->mem.live == 1u, bits = p->hot.plain_bits;
+    p->hot.one_base = t && one && !bits ? p->hot.span_base[t->rec] : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
-    p->hot.top_plain = p->hot.plain_release && p->mem.live == 1u ? span_count(t) : 0u;
+    p->hot.top_plain = p->hot.plain_release && one && !bits ? span_count(t) : 0u;
+    p->hot.top_wide = p->hot.plain_release && one && bits ? span_count(t) : 0u;
     p->hot.by_map = p->hot.plain_release && p->mem.live > 1u && !p->mem.source_failed
                         ? atomic_load_explicit(&p->mem.owners, memory_order_relaxed)
                         : NULL;
@@ -389,14 +391,18 @@ sp_result sp_release(sp_pool *pool, void *item) {
     SP__ONE_THREAD(pool, "sp_release", sp_result, SP_ERR_INVALID, sp_release(pool, item));
     uint64_t q = member_number(pool, pool->hot.top_items, (uintptr_t)item);
     uint32_t idx;
-    if (q < pool->hot.top_plain)
+    if (q < pool->hot.top_plain) {
         idx = pool->hot.top_first + (uint32_t)q;
-    else if (pool->hot.by_map)
-        idx = index_in_span(pool, span_by_near(pool->hot.near, pool->hot.by_map, item), (uintptr_t)item);
-    else
-        return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
-    if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx)))
-        return sp__release_general(pool, item);
+        if (SP__UNLIKELY(!plain_byte_take(pool, idx))) return sp__release_general(pool, item);
+    } else {
+        if (q < pool->hot.top_wide)
+            idx = pool->hot.top_first + (uint32_t)q;
+        else if (pool->hot.by_map)
+            idx = index_in_span(pool, span_by_near(pool->hot.near, pool->hot.by_map, item), (uintptr_t)item);
+        else
+            return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
+        if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx))) return sp__release_general(pool, item);
+    }
     stack_push(pool, idx);
     DBG_FREED(pool, idx, item);
     return SP_OK;

@@ -225,7 +225,10 @@ static bool plain_reserve(sp_pool *p, uint32_t end) {
     }
     p->hot.plain = (unsigned char *)a;
     p->mem.plain_cap = (uint32_t)slots;
-    p->hot.plain_bits = plain_in_bits(slots);
+    if (p->hot.plain_bits != plain_in_bits(slots)) {
+        p->hot.plain_bits = plain_in_bits(slots);
+        sp__routes_update(p); /* the plain paths of a byte map take it no more */
+    }
     return true;
 }
 

@@ -128,7 +128,9 @@ typedef struct sp__hot {
                              acquisition takes the general path */
     uint32_t peak_top;    /* leased reaches a new peak when free_top goes below this */
     uint32_t top_first;   /* the top span's first slot index */
-    uint32_t top_plain;   /* a pool of one span: its count when its releases may be plain, else 0 */
+    uint32_t top_plain;   /* a pool of one span with a byte map: its count when its releases may
+                             be plain, else 0 */
+    uint32_t top_wide;    /* the same with a map of bits */
     bool plain_release;   /* releases may be plain (see sp__routes_update) */
     bool plain_bits;      /* the plain map has a bit a slot, not a byte: plain_in_bits(plain_cap) */
     uint32_t stride_rot;  /* stride = odd << stride_rot */
@@ -137,8 +139,8 @@ typedef struct sp__hot {
                              may be plain: the source's map, through which they find their span */
     sp__owner_near near;  /* by_map's shortcut to the chunk of the top span (others' spans are
                              almost always in it too) */
-    uintptr_t one_base;   /* a pool of one span: its span_base (below), read with the pool's
-                             other hot fields; 0 with several spans, or none */
+    uintptr_t one_base;   /* a pool of one span with a byte map: its span_base (below), read
+                             with the pool's other hot fields; else 0 */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
@@ -385,30 +387,38 @@ static inline uint32_t index_of(const sp_pool *p, const void *item) {
 #define SP__PLAIN_BITS_FROM (1u << 17)
 static inline bool plain_in_bits(size_t slots) { return slots > SP__PLAIN_BITS_FROM; }
 static inline size_t plain_map_bytes(size_t slots) { return plain_in_bits(slots) ? (slots + 7u) / 8u : slots; }
+static inline unsigned char plain_bit(uint32_t idx) { return (unsigned char)(1u << (idx % 8u)); }
 static inline bool plain_test(const sp_pool *p, uint32_t idx) {
     if (idx >= p->mem.plain_cap) return false;
-    return p->hot.plain_bits ? (p->hot.plain[idx / 8u] >> (idx % 8u)) & 1u : p->hot.plain[idx] != 0;
+    return p->hot.plain_bits ? (p->hot.plain[idx / 8u] & plain_bit(idx)) != 0 : p->hot.plain[idx] != 0;
 }
 static inline void plain_set(sp_pool *p, uint32_t idx) {
-    if (SP__UNLIKELY(p->hot.plain_bits))
-        p->hot.plain[idx / 8u] |= (unsigned char)(1u << (idx % 8u));
+    if (p->hot.plain_bits)
+        p->hot.plain[idx / 8u] |= plain_bit(idx);
     else
         p->hot.plain[idx] = 1u;
 }
 static inline void plain_clear(sp_pool *p, uint32_t idx) {
-    if (SP__UNLIKELY(p->hot.plain_bits))
-        p->hot.plain[idx / 8u] &= (unsigned char)~(1u << (idx % 8u));
+    if (p->hot.plain_bits)
+        p->hot.plain[idx / 8u] &= (unsigned char)~plain_bit(idx);
     else
         p->hot.plain[idx] = 0u;
 }
 /* The plain release's test and clear: false when idx is not leased plainly. */
 static inline bool plain_take(sp_pool *p, uint32_t idx) {
-    if (SP__UNLIKELY(p->hot.plain_bits)) {
-        unsigned char *b = &p->hot.plain[idx / 8u], bit = (unsigned char)(1u << (idx % 8u));
-        if (!(*b & bit)) return false;
-        *b &= (unsigned char)~bit;
+    if (p->hot.plain_bits) {
+        unsigned char *b = &p->hot.plain[idx / 8u];
+        if (!(*b & plain_bit(idx))) return false;
+        *b &= (unsigned char)~plain_bit(idx);
         return true;
     }
+    if (p->hot.plain[idx] == 0) return false;
+    p->hot.plain[idx] = 0u;
+    return true;
+}
+/* The same, for a map of bytes (a pool the routes say has one: one_base, top_plain). */
+static inline void plain_byte_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 1u; }
+static inline bool plain_byte_take(sp_pool *p, uint32_t idx) {
     if (p->hot.plain[idx] == 0) return false;
     p->hot.plain[idx] = 0u;
     return true;
@@ -597,10 +607,15 @@ static inline void leased_from_stack(sp_pool *p) {
 static inline void *sp__acquire_plain(sp_pool *p, uint32_t idx) {
     p->hot.free_top -= SP__ENTRY;
     leased_from_stack(p);
-    plain_set(p, idx);
-    /* (a pool of one span skips the span number: a branch its pool always takes the same way) */
+    /* (a pool of one span with a byte map skips the span number and the map's kind: a branch
+       its pool always takes the same way) */
     uintptr_t base = p->hot.one_base;
-    if (!base) base = p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)];
+    if (base) {
+        plain_byte_set(p, idx);
+    } else {
+        plain_set(p, idx);
+        base = p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)];
+    }
     void *item = (void *)(base + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
     DBG_SITE_CLEAR(p, idx);

@@ -620,6 +620,7 @@ bool sp__ts_attach(sp_pool *p, const sp_desc *d) {
        and sp_release, which send every call to this layer (routes_update leaves them alone). */
     p->hot.plain_floor = UINT32_MAX;
     p->hot.top_plain = 0;
+    p->hot.top_wide = 0;
     p->hot.plain_release = false;
     p->hot.top_items = 0;
     p->hot.top_first = 0;

@@ -136,8 +136,9 @@ static void a_pool_of_several_spans_releases_and_refuses_in_every_span(void **st
 
 /* A pool's plain map is a byte a slot up to 2^17 slots and a bit above (SP__PLAIN_BITS_FROM):
    one grown past it while its members are leased plainly converts its map, and every lease,
-   release, double release and free member stays what it was; a fixed buffer that large has the
-   bits from the start. */
+   release, double release and free member stays what it was, in a pool of several spans and in
+   one of one span (whose routes change with the map); a fixed buffer that large has the bits
+   from the start. */
 static void check_large(sp_pool *p, unsigned char **m, size_t n, test_log *log) {
     sp_stats s;
     for (size_t i = 0; i < n; i += 2) assert_int_equal(sp_release(p, m[i]), SP_OK);
@@ -176,7 +177,13 @@ static void a_large_pool_keeps_its_plain_leases_in_a_map_of_bits(void **state) {
     check_large(p, m, N, &log);
     sp_pool_destroy(p);
 
-    d.max = N;
+    d.max = N; /* one span, its map converted as it fills */
+    assert_non_null(p = sp_pool_create(&d));
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(p));
+    assert_null(sp_acquire(p)); /* full */
+    check_large(p, m, N, &log);
+    sp_pool_destroy(p);
+
     size_t size = sp_buffer_size(&d, N);
     void *buf = malloc(size);
     assert_non_null(buf);
