@@ -43,6 +43,9 @@ typedef struct bench_pool_pair {
     sp_result (*release)(sp_pool *pool, void *item);
 } bench_pool_pair;
 
+/* sp_acquire and sp_release, the one such pair. */
+extern const bench_pool_pair bench_spawnpool_pair;
+
 /* impl's pool pair, or NULL when its rows call anything else (a peer, a floor, handles). */
 const bench_pool_pair *bench_impl_pool_pair(const bench_impl *impl);
 

@@ -567,9 +567,10 @@ static void *sp_bench_acquire(void *state) { return sp_acquire(state); }
 static void sp_bench_release(void *state, void *item) { (void)sp_release(state, item); }
 static sp_pool *sp_bench_pool(void *state) { return state; }
 
+const bench_pool_pair bench_spawnpool_pair = {sp_acquire, sp_release};
+
 const bench_pool_pair *bench_impl_pool_pair(const bench_impl *impl) {
-    static const bench_pool_pair pair = {sp_acquire, sp_release};
-    return impl->acquire == sp_bench_acquire && impl->release == sp_bench_release ? &pair : NULL;
+    return impl->acquire == sp_bench_acquire && impl->release == sp_bench_release ? &bench_spawnpool_pair : NULL;
 }
 
 /* The handle goes in the member's second word: the first is the workload's. */

@@ -193,14 +193,6 @@ static void cell_drain(cell *c) {
         if (c->live[i] != NULL) c->impl->release(c->state, c->live[i]);
 }
 
-/* The timing loops call an implementation through pointers to its own functions: spawnpool's
-   rows sp_acquire and sp_release (bench_impl's pool_acquire, pool_release), every other row its
-   generic pair. Each loop is written once, for `typed` a constant: its segment function below
-   makes one copy of it for each. */
-#define BENCH_ACQUIRE(typed, impl, st) ((typed) ? (void *)(impl)->pool_acquire(st) : (impl)->acquire(st))
-#define BENCH_RELEASE(typed, impl, st, item) \
-    ((typed) ? (void)(impl)->pool_release((st), (item)) : (impl)->release((st), (item)))
-
 /* The timing loops call each implementation through pointers to its own functions:
    spawnpool's plain rows sp_acquire and sp_release (c->pair), every other row its bench_impl
    pair. Each loop is written once, for `typed` a constant: its segment function makes one

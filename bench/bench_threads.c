@@ -278,8 +278,7 @@ static const char *const tb_order[] = {
 /* The pool's own pair for the two spawnpool rows, as bench_impl_pool_pair gives it for the
    generic workloads' (see bench.h), else NULL. */
 static const bench_pool_pair *tb_pool_pair(const bench_impl *impl) {
-    static const bench_pool_pair pair = {sp_acquire, sp_release};
-    return impl->acquire == pool_acquire && impl->release == pool_release ? &pair : NULL;
+    return impl->acquire == pool_acquire && impl->release == pool_release ? &bench_spawnpool_pair : NULL;
 }
 
 static const bench_impl *tb_find(const char *name) {

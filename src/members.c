@@ -219,16 +219,13 @@ static bool plain_reserve(sp_pool *p, uint32_t end) {
     if (to_bits) { /* from a byte a slot: the members leased plainly get their bit */
         unsigned char *bits = (unsigned char *)a;
         for (uint32_t i = 0; i < p->mem.plain_cap; i++)
-            if (old[i]) bits[i / 8u] |= (unsigned char)(1u << (i % 8u));
+            if (old[i]) bits[i / 8u] |= plain_bit(i);
         pool_free(p, old, bytes);
         p->mem.bytes -= bytes;
     }
-    p->hot.plain = (unsigned char *)a;
-    p->mem.plain_cap = (uint32_t)slots;
-    if (p->hot.plain_bits != plain_in_bits(slots)) {
-        p->hot.plain_bits = plain_in_bits(slots);
-        sp__routes_update(p); /* the plain paths of a byte map take it no more */
-    }
+    bool was_bits = p->hot.plain_bits;
+    plain_map_set(p, (unsigned char *)a, (uint32_t)slots);
+    if (p->hot.plain_bits != was_bits) sp__routes_update(p); /* the byte map's routes take it no more */
     return true;
 }
 

@@ -277,9 +277,7 @@ static sp_pool *fixed_create(const sp_desc *desc, const sp__layout *l, const cha
     p->cfg.chunk_items = cap;
     p->hot.stack = (unsigned char *)f.stack;
     p->mem.stack_cap = (uint32_t)cap;
-    p->hot.plain = (unsigned char *)f.plain;
-    p->mem.plain_cap = (uint32_t)round_up(cap, 64u);
-    p->hot.plain_bits = plain_in_bits(p->mem.plain_cap);
+    plain_map_set(p, (unsigned char *)f.plain, (uint32_t)round_up(cap, 64u));
     memset(p->hot.plain, 0, plain_map_bytes(p->mem.plain_cap));
     p->mem.fixed_area = (unsigned char *)f.span;
     p->mem.fixed_area_size = end - f.span;

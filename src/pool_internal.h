@@ -388,15 +388,29 @@ static inline uint32_t index_of(const sp_pool *p, const void *item) {
 static inline bool plain_in_bits(size_t slots) { return slots > SP__PLAIN_BITS_FROM; }
 static inline size_t plain_map_bytes(size_t slots) { return plain_in_bits(slots) ? (slots + 7u) / 8u : slots; }
 static inline unsigned char plain_bit(uint32_t idx) { return (unsigned char)(1u << (idx % 8u)); }
+/* The pool's map becomes `map`, of `slots` slots: its kind follows, set here only. */
+static inline void plain_map_set(sp_pool *p, unsigned char *map, uint32_t slots) {
+    p->hot.plain = map;
+    p->mem.plain_cap = slots;
+    p->hot.plain_bits = plain_in_bits(slots);
+}
 static inline bool plain_test(const sp_pool *p, uint32_t idx) {
     if (idx >= p->mem.plain_cap) return false;
     return p->hot.plain_bits ? (p->hot.plain[idx / 8u] & plain_bit(idx)) != 0 : p->hot.plain[idx] != 0;
+}
+/* The plain paths' set and test-and-clear for a map of bytes: those of a pool the routes say
+   has one (one_base, top_plain) call them directly. */
+static inline void plain_byte_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 1u; }
+static inline bool plain_byte_take(sp_pool *p, uint32_t idx) {
+    if (p->hot.plain[idx] == 0) return false;
+    p->hot.plain[idx] = 0u;
+    return true;
 }
 static inline void plain_set(sp_pool *p, uint32_t idx) {
     if (p->hot.plain_bits)
         p->hot.plain[idx / 8u] |= plain_bit(idx);
     else
-        p->hot.plain[idx] = 1u;
+        plain_byte_set(p, idx);
 }
 static inline void plain_clear(sp_pool *p, uint32_t idx) {
     if (p->hot.plain_bits)
@@ -406,21 +420,10 @@ static inline void plain_clear(sp_pool *p, uint32_t idx) {
 }
 /* The plain release's test and clear: false when idx is not leased plainly. */
 static inline bool plain_take(sp_pool *p, uint32_t idx) {
-    if (p->hot.plain_bits) {
-        unsigned char *b = &p->hot.plain[idx / 8u];
-        if (!(*b & plain_bit(idx))) return false;
-        *b &= (unsigned char)~plain_bit(idx);
-        return true;
-    }
-    if (p->hot.plain[idx] == 0) return false;
-    p->hot.plain[idx] = 0u;
-    return true;
-}
-/* The same, for a map of bytes (a pool the routes say has one: one_base, top_plain). */
-static inline void plain_byte_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 1u; }
-static inline bool plain_byte_take(sp_pool *p, uint32_t idx) {
-    if (p->hot.plain[idx] == 0) return false;
-    p->hot.plain[idx] = 0u;
+    if (!p->hot.plain_bits) return plain_byte_take(p, idx);
+    unsigned char *b = &p->hot.plain[idx / 8u];
+    if (!(*b & plain_bit(idx))) return false;
+    *b &= (unsigned char)~plain_bit(idx);
     return true;
 }
 
