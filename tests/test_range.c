@@ -198,6 +198,44 @@ static void a_large_pool_keeps_its_plain_leases_in_a_map_of_bits(void **state) {
     free(m);
 }
 
+/* A create hook that acquires from its own pool and releases what it got, while the pool grows
+   past 2^17 slots, its 131072nd build among them: the growth past 2^17 (and so the conversion
+   of the map) comes from inside the hook; every lease stays exact, and the hook's sp_trim is
+   refused with a line. */
+static sp_pool *nested_pool;
+static size_t nested_built, nested_acquired;
+static void create_acquires_nested(void *item, void *user) {
+    test_log *log = user;
+    (void)item;
+    if (++nested_built % 32768u != 0) return;
+    void *m = sp_acquire(nested_pool);
+    if (m) {
+        nested_acquired++;
+        assert_int_equal(sp_release(nested_pool, m), SP_OK);
+    }
+    log->last_message[0] = '\0';
+    assert_int_equal(sp_trim(nested_pool, 0), 0);
+    assert_true(test_log_last_has(log, "refused"));
+}
+
+static void a_hook_acquiring_while_the_map_turns_to_bits_keeps_every_lease(void **state) {
+    (void)state;
+    enum { N = (1 << 17) + 4096 }; /* even */
+    test_log log;
+    unsigned char **m = malloc(N * sizeof *m);
+    assert_non_null(m);
+    sp_desc d = {.name = "nested", .item_size = 16, .create = create_acquires_nested, .logger = test_log_make(&log)};
+    d.user = &log;
+    nested_built = nested_acquired = 0;
+    assert_non_null(nested_pool = sp_pool_create(&d));
+    for (size_t i = 0; i < N; i++) assert_non_null(m[i] = sp_acquire(nested_pool));
+    assert_int_equal(nested_acquired, N / 32768u);
+    assert_true(sp__pool_check(nested_pool));
+    check_large(nested_pool, m, N, &log);
+    sp_pool_destroy(nested_pool);
+    free(m);
+}
+
 static void a_pointer_into_the_uncommitted_part_is_refused_unread(void **state) {
     (void)state;
     test_env env;
@@ -452,6 +490,7 @@ int main(void) {
         cmocka_unit_test(members_never_move_and_share_one_range),
         cmocka_unit_test(a_pool_of_several_spans_releases_and_refuses_in_every_span),
         cmocka_unit_test(a_large_pool_keeps_its_plain_leases_in_a_map_of_bits),
+        cmocka_unit_test(a_hook_acquiring_while_the_map_turns_to_bits_keeps_every_lease),
         cmocka_unit_test(a_pointer_into_the_uncommitted_part_is_refused_unread),
         cmocka_unit_test(trim_decommits_the_pages_above_the_highest_built_member),
         cmocka_unit_test(a_failed_reservation_falls_back_with_one_info_line),
