@@ -139,6 +139,8 @@ static void a_pool_of_several_spans_releases_and_refuses_in_every_span(void **st
    release, double release and free member stays what it was, in a pool of several spans and in
    one of one span (whose routes change with the map); a fixed buffer that large has the bits
    from the start. */
+enum { LARGE = (1 << 17) + 4096 }; /* members: past SP__PLAIN_BITS_FROM, even */
+
 static void check_large(sp_pool *p, unsigned char **m, size_t n, test_log *log) {
     sp_stats s;
     for (size_t i = 0; i < n; i += 2) assert_int_equal(sp_release(p, m[i]), SP_OK);
@@ -163,7 +165,7 @@ static void check_large(sp_pool *p, unsigned char **m, size_t n, test_log *log) 
 
 static void a_large_pool_keeps_its_plain_leases_in_a_map_of_bits(void **state) {
     (void)state;
-    enum { N = (1 << 17) + 4096 }; /* even */
+    enum { N = LARGE };
     test_log log;
     unsigned char **m = malloc(N * sizeof *m);
     assert_non_null(m);
@@ -220,7 +222,7 @@ static void create_acquires_nested(void *item, void *user) {
 
 static void a_hook_acquiring_while_the_map_turns_to_bits_keeps_every_lease(void **state) {
     (void)state;
-    enum { N = (1 << 17) + 4096 }; /* even */
+    enum { N = LARGE };
     test_log log;
     unsigned char **m = malloc(N * sizeof *m);
     assert_non_null(m);
