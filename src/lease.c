@@ -23,6 +23,7 @@ void sp__routes_update(sp_pool *p) {
     p->hot.top_first = t ? t->first : 0u;
     bool one = p->mem.live == 1u, bits = p->hot.plain_bits;
     p->hot.one_base = t && one && !bits ? p->hot.span_base[t->rec] : 0u;
+    p->hot.wide_base = t && one && bits ? p->hot.span_base[t->rec] : 0u;
     p->hot.top_items = t ? (uintptr_t)t->items : 0u;
     p->hot.top_plain = p->hot.plain_release && one && !bits ? span_count(t) : 0u;
     p->hot.top_wide = p->hot.plain_release && one && bits ? span_count(t) : 0u;
@@ -394,13 +395,12 @@ sp_result sp_release(sp_pool *pool, void *item) {
     if (q < pool->hot.top_plain) {
         idx = pool->hot.top_first + (uint32_t)q;
         if (SP__UNLIKELY(!plain_byte_take(pool, idx))) return sp__release_general(pool, item);
+    } else if (q < pool->hot.top_wide) {
+        idx = pool->hot.top_first + (uint32_t)q;
+        if (SP__UNLIKELY(!plain_bit_take(pool, idx))) return sp__release_general(pool, item);
     } else {
-        if (q < pool->hot.top_wide)
-            idx = pool->hot.top_first + (uint32_t)q;
-        else if (pool->hot.by_map)
-            idx = index_in_span(pool, span_by_near(pool->hot.near, pool->hot.by_map, item), (uintptr_t)item);
-        else
-            return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
+        if (!pool->hot.by_map) return pool->ts ? sp__ts_release(pool, item, NULL, 0) : release_searched(pool, item);
+        idx = index_in_span(pool, span_by_near(pool->hot.near, pool->hot.by_map, item), (uintptr_t)item);
         if (SP__UNLIKELY(idx == SP__NIL || !plain_take(pool, idx))) return sp__release_general(pool, item);
     }
     stack_push(pool, idx);

@@ -141,6 +141,7 @@ typedef struct sp__hot {
                              almost always in it too) */
     uintptr_t one_base;   /* a pool of one span with a byte map: its span_base (below), read
                              with the pool's other hot fields; else 0 */
+    uintptr_t wide_base;  /* the same with a map of bits */
     uint64_t stride_inv;  /* the inverse of the odd part of stride, mod 2^64 */
     size_t stride;
     unsigned char *plain; /* the plain map: slot i is leased plainly (see plain_test) */
@@ -398,17 +399,25 @@ static inline bool plain_test(const sp_pool *p, uint32_t idx) {
     if (idx >= p->mem.plain_cap) return false;
     return p->hot.plain_bits ? (p->hot.plain[idx / 8u] & plain_bit(idx)) != 0 : p->hot.plain[idx] != 0;
 }
-/* The plain paths' set and test-and-clear for a map of bytes: those of a pool the routes say
-   has one (one_base, top_plain) call them directly. */
+/* The plain paths' set and test-and-clear for each kind of map: those of a pool the routes say
+   has one (one_base and top_plain for bytes, wide_base and top_wide for bits) call them
+   directly. */
 static inline void plain_byte_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx] = 1u; }
 static inline bool plain_byte_take(sp_pool *p, uint32_t idx) {
     if (p->hot.plain[idx] == 0) return false;
     p->hot.plain[idx] = 0u;
     return true;
 }
+static inline void plain_bit_set(sp_pool *p, uint32_t idx) { p->hot.plain[idx / 8u] |= plain_bit(idx); }
+static inline bool plain_bit_take(sp_pool *p, uint32_t idx) {
+    unsigned char *b = &p->hot.plain[idx / 8u];
+    if (!(*b & plain_bit(idx))) return false;
+    *b &= (unsigned char)~plain_bit(idx);
+    return true;
+}
 static inline void plain_set(sp_pool *p, uint32_t idx) {
     if (p->hot.plain_bits)
-        p->hot.plain[idx / 8u] |= plain_bit(idx);
+        plain_bit_set(p, idx);
     else
         plain_byte_set(p, idx);
 }
@@ -420,11 +429,7 @@ static inline void plain_clear(sp_pool *p, uint32_t idx) {
 }
 /* The plain release's test and clear: false when idx is not leased plainly. */
 static inline bool plain_take(sp_pool *p, uint32_t idx) {
-    if (!p->hot.plain_bits) return plain_byte_take(p, idx);
-    unsigned char *b = &p->hot.plain[idx / 8u];
-    if (!(*b & plain_bit(idx))) return false;
-    *b &= (unsigned char)~plain_bit(idx);
-    return true;
+    return p->hot.plain_bits ? plain_bit_take(p, idx) : plain_byte_take(p, idx);
 }
 
 /* A member's state whatever holds it: leased (plainly or in its word), and visible to iteration
@@ -610,11 +615,13 @@ static inline void leased_from_stack(sp_pool *p) {
 static inline void *sp__acquire_plain(sp_pool *p, uint32_t idx) {
     p->hot.free_top -= SP__ENTRY;
     leased_from_stack(p);
-    /* (a pool of one span with a byte map skips the span number and the map's kind: a branch
-       its pool always takes the same way) */
+    /* (a pool of one span skips the span number and the map's kind: branches its pool always
+       takes the same way) */
     uintptr_t base = p->hot.one_base;
     if (base) {
         plain_byte_set(p, idx);
+    } else if ((base = p->hot.wide_base) != 0) {
+        plain_bit_set(p, idx);
     } else {
         plain_set(p, idx);
         base = p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)];
