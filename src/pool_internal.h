@@ -615,16 +615,18 @@ static inline void leased_from_stack(sp_pool *p) {
 static inline void *sp__acquire_plain(sp_pool *p, uint32_t idx) {
     p->hot.free_top -= SP__ENTRY;
     leased_from_stack(p);
-    /* (a pool of one span skips the span number and the map's kind: branches its pool always
-       takes the same way) */
+    /* (a pool of one span skips the span number, and with bytes the map's kind: branches its
+       pool always takes the same way; the several spans' byte maps test nothing more) */
     uintptr_t base = p->hot.one_base;
     if (base) {
         plain_byte_set(p, idx);
-    } else if ((base = p->hot.wide_base) != 0) {
-        plain_bit_set(p, idx);
-    } else {
-        plain_set(p, idx);
+    } else if (!p->hot.plain_bits) {
+        plain_byte_set(p, idx);
         base = p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)];
+    } else {
+        plain_bit_set(p, idx);
+        base = p->hot.wide_base;
+        if (!base) base = p->hot.span_base[rec_of(SP__REC_SHIFT(p), idx)];
     }
     void *item = (void *)(base + (uintptr_t)idx * p->hot.stride);
     DBG_LEASING(p, idx, item);
